@@ -1,0 +1,125 @@
+"""Bibliography entries parsed into authors, title, year, arXiv id, DOI and URL."""
+
+from __future__ import annotations
+
+import re
+
+from paperanchor.parse.context import ParseContext
+from paperanchor.parse.dom import HtmlElement, children, classes, squash, tag_of
+from paperanchor.parse.inline import inline_of
+from paperanchor.tree import Bibliography, Reference
+
+_ARXIV = re.compile(
+    r"(?:arxiv[:\s]*(?:preprint\s*)?(?:abs/)?|arxiv\.org/(?:abs|pdf)/)"
+    r"((?:\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?)",
+    re.IGNORECASE,
+)
+_DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)")
+_URL = re.compile(r"https?://[^\s\"<>]+")
+_YEAR = re.compile(r"(?<![\d./\-])((?:1[89]|20)\d{2})[a-z]?(?![\d])")
+_INITIALS = re.compile(r"^(?:[A-Z][a-z]?\.?[\s\-]*)+$")
+_AUTHOR_SPLIT = re.compile(r"\s*(?:;|,\s*and\s+|\s+and\s+|\s*&\s*|,)\s*")
+_ET_AL = re.compile(r"\bet\s*al\.?", re.IGNORECASE)
+_TRAILING = " .,;:"
+
+
+def parse_bibliography(biblist: HtmlElement, ctx: ParseContext, section_id: str) -> Bibliography:
+    entries = []
+    position = 0
+    for item in children(biblist):
+        if tag_of(item) != "li":
+            continue
+        position += 1
+        entries.append(parse_entry(item, ctx, position))
+    return Bibliography(biblist.get("id") or f"{section_id}.L1", tuple(entries))
+
+
+def parse_entry(item: HtmlElement, ctx: ParseContext, position: int) -> Reference:
+    ref_id = item.get("id") or f"bib.pos{position}"
+    label = ""
+    blocks: list[HtmlElement] = []
+    for child in children(item):
+        cls = classes(child)
+        if not label and "ltx_tag" in cls:
+            label = squash("".join(child.itertext())).strip()
+        elif "ltx_bibblock" in cls:
+            blocks.append(child)
+    if not blocks:
+        blocks = [c for c in children(item) if "ltx_tag" not in classes(c)]
+    block_texts = [inline_of(b, ctx)[0] for b in blocks]
+    text = " ".join(b.text for b in block_texts if b.text).strip()
+    markdown = " ".join(b.markdown for b in block_texts if b.markdown).strip()
+    hrefs = [a.get("href") or "" for a in item.iter("a")]
+    author_year = bool(label) and not re.fullmatch(r"\[?\s*[\w.\-]{1,8}\s*\]?", label)
+    number = str(position) if author_year else label.strip("[] ") or str(position)
+    arxiv = _first(_ARXIV, [text, *hrefs])
+    doi = _doi(text, hrefs)
+    url = next((h for h in hrefs if h.startswith(("http://", "https://"))), None)
+    if url is None:
+        match = _URL.search(text)
+        url = match.group(0).rstrip(_TRAILING) if match else None
+    year = _year(label if author_year else "", text, arxiv, doi)
+    authors = _authors(block_texts[0].text if block_texts else "") if len(block_texts) > 1 else _authors(
+        text.split(". ")[0] if text else "")
+    title = _title([b.text for b in block_texts])
+    return Reference(ref_id, number, label, text, markdown, authors, title, year, arxiv, doi, url)
+
+
+def _first(pattern: re.Pattern[str], texts: list[str]) -> str | None:
+    for text in texts:
+        match = pattern.search(text)
+        if match:
+            return match.group(1).rstrip(_TRAILING)
+    return None
+
+
+def _doi(text: str, hrefs: list[str]) -> str | None:
+    for candidate in [*hrefs, text]:
+        match = _DOI.search(candidate)
+        if match:
+            return match.group(1).rstrip(_TRAILING + ")]")
+    return None
+
+
+def _year(label: str, text: str, arxiv: str | None, doi: str | None) -> str | None:
+    match = _YEAR.search(label)
+    if match:
+        return match.group(1)
+    cleaned = text
+    for noise in (arxiv, doi):
+        if noise:
+            cleaned = cleaned.replace(noise, " ")
+    cleaned = _URL.sub(" ", cleaned)
+    years = _YEAR.findall(cleaned)
+    return years[-1] if years else None
+
+
+def _authors(block: str) -> tuple[str, ...]:
+    """Names from the first block: `A. Vaswani, N. Shazeer, and N. Parmar` or `Vaswani, A., …`."""
+    block = _ET_AL.sub("", block).strip(_TRAILING)
+    if not block:
+        return ()
+    parts = [p.strip(_TRAILING + " ") for p in _AUTHOR_SPLIT.split(block)]
+    parts = [p for p in parts if p]
+    names: list[str] = []
+    index = 0
+    while index < len(parts):
+        part = parts[index]
+        nxt = parts[index + 1] if index + 1 < len(parts) else None
+        # "Surname, I." pairs: a part of initials belongs to the surname before it
+        if nxt is not None and _INITIALS.match(nxt) and not _INITIALS.match(part) and " " not in part:
+            names.append(f"{nxt} {part}".strip())
+            index += 2
+            continue
+        names.append(part)
+        index += 1
+    return tuple(n for n in names if len(n) > 1 and not any(ch.isdigit() for ch in n))
+
+
+def _title(blocks: list[str]) -> str | None:
+    if len(blocks) > 1:
+        title = blocks[1].strip(_TRAILING + " ")
+        return title or None
+    text = blocks[0] if blocks else ""
+    quoted = re.search(r"[“\"]([^”\"]{4,})[”\"]", text)
+    return quoted.group(1).strip(_TRAILING) if quoted else None

@@ -1,0 +1,216 @@
+"""Block-level content: paragraphs, lists, theorem-like blocks, code, and the dispatcher."""
+
+from __future__ import annotations
+
+from paperanchor.parse.context import ParseContext
+from paperanchor.parse.dom import HtmlElement, children, classes, math_tex, squash, tag_of
+from paperanchor.parse.equations import parse_equation, parse_group
+from paperanchor.parse.floats import is_float, parse_float, parse_tabular
+from paperanchor.parse.inline import inline_of, tidy
+from paperanchor.tree import (
+    Block,
+    Code,
+    Equation,
+    Inline,
+    ListBlock,
+    ListItem,
+    Paragraph,
+    Quote,
+    Text,
+    Theorem,
+)
+
+# Containers LaTeXML uses for layout only: their children are read as if they were ours.
+_TRANSPARENT = frozenset({"ltx_block", "ltx_logical-block", "ltx_inline-block", "ltx_flex_figure",
+                          "ltx_flex_cell", "ltx_minipage", "ltx_centering", "ltx_figure_panel"})
+_SKIP = frozenset({"ltx_pagination", "ltx_TOC", "ltx_page_navbar", "ltx_page_header",
+                   "ltx_page_footer", "ltx_rdf", "ltx_listing_data", "ltx_role_newpage"})
+_SKIP_TAGS = frozenset({"script", "style", "nav", "header", "footer", "button", "form", "input",
+                        "noscript", "template", "link", "meta", "hr"})
+
+
+def is_section(el: HtmlElement) -> bool:
+    from paperanchor.parse.sections import section_kind
+
+    return section_kind(el) is not None
+
+
+def blocks_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block]:
+    """The blocks an element stands for: itself if it is a block, else its children's."""
+    if _skipped(el):
+        return []
+    block = block_of(el, ctx, parent_id)
+    if block is None:
+        return container_blocks(el, ctx, parent_id)
+    if isinstance(block, Text) and not block.content:
+        return []
+    return [block]
+
+
+def container_blocks(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block]:
+    """Blocks of a container's children, loose inline content kept as text runs."""
+    out: list[Block] = []
+    loose: list[HtmlElement | str] = []
+
+    def flush() -> None:
+        if loose:
+            text = _loose_text(loose, ctx, parent_id)
+            if text is not None:
+                out.append(text)
+            loose.clear()
+
+    if el.text and el.text.strip():
+        loose.append(el.text)
+    for child in el:
+        if isinstance(child.tag, str):
+            if _is_block_element(child):
+                flush()
+                out.extend(blocks_of(child, ctx, parent_id))
+            elif not _skipped(child):
+                loose.append(child)
+        if child.tail and child.tail.strip():
+            loose.append(child.tail)
+    flush()
+    return out
+
+
+def _loose_text(parts: list[HtmlElement | str], ctx: ParseContext, parent_id: str) -> Text | None:
+    md: list[str] = []
+    text: list[str] = []
+    cites: list[str] = []
+    notes: list[str] = []
+    for part in parts:
+        if isinstance(part, str):
+            md.append(squash(part))
+            text.append(squash(part))
+            continue
+        content, c, n = inline_of(part, ctx)
+        md.append(" " + content.markdown + " " if content.markdown else "")
+        text.append(" " + content.text + " " if content.text else "")
+        cites.extend(c)
+        notes.extend(n)
+    if not "".join(md).strip():
+        return None
+    return Text(ctx.positional_id(parent_id, "t"), Inline(tidy("".join(md)), tidy("".join(text))),
+                tuple(dict.fromkeys(cites)), tuple(dict.fromkeys(notes)))
+
+
+def _skipped(el: HtmlElement) -> bool:
+    return tag_of(el) in _SKIP_TAGS or bool(classes(el) & _SKIP)
+
+
+def _is_block_element(el: HtmlElement) -> bool:
+    tag = tag_of(el)
+    if tag in _SKIP_TAGS:
+        return True
+    cls = classes(el)
+    if cls & _SKIP or cls & _TRANSPARENT and tag in ("div", "figure", "section"):
+        return True
+    if tag in ("p", "div", "section", "figure", "table", "ul", "ol", "dl", "pre", "blockquote",
+               "h1", "h2", "h3", "h4", "h5", "h6", "article", "aside"):
+        return True
+    return tag == "math" and el.get("display") == "block" and "ltx_para" in (
+        el.getparent().get("class") or "")
+
+
+def block_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Block | None:
+    """One element as a block, or None when it is a container to look into."""
+    tag = tag_of(el)
+    cls = classes(el)
+    if is_section(el):
+        from paperanchor.parse.sections import parse_section
+
+        return parse_section(el, ctx, parent_id)
+    if "ltx_para" in cls:
+        para_id = el.get("id") or ctx.positional_id(parent_id, "p")
+        return Paragraph(para_id, tuple(container_blocks(el, ctx, para_id)))
+    if tag == "p" or "ltx_p" in cls:
+        content, cites, notes = inline_of(el, ctx)
+        return Text(el.get("id") or ctx.positional_id(parent_id, "t"), content, cites, notes)
+    if tag == "table" and "ltx_equationgroup" in cls:
+        return parse_group(el, ctx, parent_id)
+    if tag == "table" and "ltx_equation" in cls:
+        return parse_equation(el, ctx, parent_id)
+    if is_float(el) and "ltx_flex_figure" not in cls and "ltx_figure_panel" not in cls:
+        return parse_float(el, ctx, parent_id, blocks_of)
+    if tag == "table" and "ltx_tabular" in cls:
+        return parse_tabular(el, ctx, parent_id)
+    if "ltx_theorem" in cls or "ltx_proof" in cls:
+        return _theorem(el, cls, ctx, parent_id)
+    if tag in ("ul", "ol", "dl") and (cls & {"ltx_itemize", "ltx_enumerate", "ltx_description"} or
+                                     tag != "ul" or el.find("li") is not None):
+        return _list(el, tag, cls, ctx, parent_id)
+    if "ltx_listing" in cls or tag == "pre" or "ltx_verbatim" in cls and tag != "span":
+        return _code(el, ctx, parent_id)
+    if tag == "blockquote" or "ltx_quote" in cls:
+        quote_id = el.get("id") or ctx.positional_id(parent_id, "q")
+        return Quote(quote_id, tuple(container_blocks(el, ctx, quote_id)))
+    if tag == "math":
+        return Equation(el.get("id") or ctx.positional_id(parent_id, "eq"), None, math_tex(el))
+    return None
+
+
+def _theorem(el: HtmlElement, cls: set[str], ctx: ParseContext, parent_id: str) -> Theorem:
+    block_id = el.get("id") or ctx.positional_id(parent_id, "thm")
+    kind = "proof" if "ltx_proof" in cls else next(
+        (c.removeprefix("ltx_theorem_") for c in cls if c.startswith("ltx_theorem_")), "theorem")
+    label_el = None
+    rest: list[Block] = []
+    for child in children(el):
+        if label_el is None and tag_of(child) in ("h2", "h3", "h4", "h5", "h6") and "ltx_title" in classes(child):
+            label_el = child
+            continue
+        rest.extend(blocks_of(child, ctx, block_id))
+    label = inline_of(label_el, ctx)[0] if label_el is not None else Inline("", "")
+    return Theorem(block_id, kind, label, tuple(rest))
+
+
+def _list(el: HtmlElement, tag: str, cls: set[str], ctx: ParseContext, parent_id: str) -> ListBlock:
+    list_id = el.get("id") or ctx.positional_id(parent_id, "l")
+    items: list[ListItem] = []
+    pending_tag = ""
+    for child in children(el):
+        ctag = tag_of(child)
+        if ctag == "dt":
+            pending_tag = squash("".join(child.itertext())).strip()
+            continue
+        if ctag not in ("li", "dd"):
+            continue
+        item_id = child.get("id") or ctx.positional_id(list_id, "i")
+        item_tag = pending_tag
+        pending_tag = ""
+        content: list[Block] = []
+        for part in children(child):
+            if not item_tag and "ltx_tag" in classes(part) and tag_of(part) == "span":
+                item_tag = squash("".join(part.itertext())).strip()
+                continue
+            content.extend(blocks_of(part, ctx, item_id))
+        if child.text and child.text.strip():
+            content.insert(0, Text(ctx.positional_id(item_id, "t"),
+                                   Inline(squash(child.text).strip(), squash(child.text).strip())))
+        items.append(ListItem(item_id, item_tag, tuple(content)))
+    ordered = tag == "ol" or "ltx_enumerate" in cls
+    return ListBlock(list_id, ordered, tuple(items))
+
+
+def _code(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Code:
+    code_id = el.get("id") or ctx.positional_id(parent_id, "code")
+    lines = [n for n in el.iter() if "ltx_listingline" in (n.get("class") or "").split()]
+    if lines:
+        rendered = ["".join(_text_without_line_numbers(line)).replace("\u00a0", " ").rstrip()
+                    for line in lines]
+        return Code(code_id, "\n".join(rendered))
+    text = "".join(el.itertext()).replace("\u00a0", " ")
+    return Code(code_id, text.strip("\n"))
+
+
+def _text_without_line_numbers(el: HtmlElement) -> list[str]:
+    out: list[str] = []
+    if el.text:
+        out.append(el.text)
+    for child in el:
+        if isinstance(child.tag, str) and "ltx_tag_listingline" not in (child.get("class") or ""):
+            out.extend(_text_without_line_numbers(child))
+        if child.tail:
+            out.append(child.tail)
+    return out

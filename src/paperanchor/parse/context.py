@@ -1,0 +1,28 @@
+"""State shared while one page is parsed: footnotes found, base URL, positional ids."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import urljoin
+
+from paperanchor.tree import Footnote
+
+
+@dataclass
+class ParseContext:
+    base_url: str = ""
+    footnotes: dict[str, Footnote] = field(default_factory=dict)
+    _positional: dict[str, int] = field(default_factory=dict)
+
+    def positional_id(self, parent_id: str, marker: str = "b") -> str:
+        """A stable id for an element LaTeXML left without one: `<parent>.<marker><n>`."""
+        key = f"{parent_id}.{marker}"
+        count = self._positional.get(key, 0) + 1
+        self._positional[key] = count
+        return f"{key}{count}"
+
+    def absolute(self, url: str) -> str:
+        url = url.strip()
+        if not url:
+            return ""
+        return urljoin(self.base_url, url) if self.base_url else url

@@ -1,0 +1,99 @@
+"""Display equations: single equations and groups (align, eqnarray) keyed on their rows' ids."""
+
+from __future__ import annotations
+
+from paperanchor.parse.context import ParseContext
+from paperanchor.parse.dom import HtmlElement, children, classes, math_tex, squash, tag_of
+from paperanchor.tree import Equation, EquationGroup
+
+_NOT_CONTENT = frozenset({"ltx_eqn_center_padleft", "ltx_eqn_center_padright", "ltx_eqn_eqno",
+                          "ltx_eqn_left_padleft", "ltx_eqn_right_padright", "ltx_eqn_left_padright",
+                          "ltx_eqn_right_padleft"})
+
+
+def _rows(table: HtmlElement) -> list[tuple[HtmlElement, HtmlElement | None]]:
+    """Each equation row with the element that carries its id (a `tbody` in groups)."""
+    found: list[tuple[HtmlElement, HtmlElement | None]] = []
+    for child in children(table):
+        tag = tag_of(child)
+        if tag == "tr":
+            found.append((child, child if child.get("id") else None))
+        elif tag in ("tbody", "thead", "tfoot"):
+            for row in children(child):
+                if tag_of(row) == "tr":
+                    holder = row if row.get("id") else child if child.get("id") else None
+                    found.append((row, holder))
+    return found
+
+
+def _cells(row: HtmlElement) -> tuple[list[str], str | None]:
+    cells: list[str] = []
+    number: str | None = None
+    for cell in children(row):
+        if tag_of(cell) not in ("td", "th"):
+            continue
+        cls = classes(cell)
+        if "ltx_eqn_eqno" in cls:
+            tag_text = squash("".join(cell.itertext())).strip()
+            if tag_text:
+                number = tag_text.strip("()").strip() or None
+            continue
+        if cls & _NOT_CONTENT:
+            continue
+        parts = []
+        for node in cell.iter():
+            if tag_of(node) == "math":
+                tex = math_tex(node)
+                if tex:
+                    parts.append(tex)
+        cells.append(" ".join(parts))
+    return cells, number
+
+
+def _join(cells: list[str]) -> str:
+    return " ".join(c for c in cells if c)
+
+
+def parse_equation(table: HtmlElement, ctx: ParseContext, parent_id: str) -> Equation:
+    """A single display: one or more rows of one table, numbered by its tag."""
+    eq_id = table.get("id") or ctx.positional_id(parent_id, "eq")
+    rows = _rows(table)
+    lines: list[str] = []
+    cells_all: list[str] = []
+    number: str | None = None
+    for row, _holder in rows:
+        cells, row_number = _cells(row)
+        number = number or row_number
+        line = _join(cells)
+        if line:
+            lines.append(line)
+            cells_all.extend(cells)
+    return Equation(eq_id, number, " \\\\ ".join(lines), tuple(cells_all))
+
+
+def parse_group(table: HtmlElement, ctx: ParseContext, parent_id: str) -> EquationGroup:
+    """An equation group; each row keeps the id of the element that carries it."""
+    group_id = table.get("id") or ctx.positional_id(parent_id, "eqg")
+    rows: list[Equation] = []
+    by_holder: dict[int, int] = {}
+    for row, holder in _rows(table):
+        cells, number = _cells(row)
+        if holder is not None and id(holder) in by_holder and holder is not row:
+            # a tbody holding several rows (a multi-line numbered row): merge them
+            index = by_holder[id(holder)]
+            prev = rows[index]
+            merged_cells = (*prev.cells, *cells)
+            latex = " \\\\ ".join(x for x in (prev.latex, _join(cells)) if x)
+            rows[index] = Equation(prev.id, prev.number or number, latex, merged_cells, group_id)
+            continue
+        row_id = holder.get("id") if holder is not None else ctx.positional_id(group_id, "r")
+        if holder is not None:
+            by_holder[id(holder)] = len(rows)
+        rows.append(Equation(row_id, number, _join(cells), tuple(cells), group_id))
+    return EquationGroup(group_id, tuple(r for r in rows if r.latex or r.number))
+
+
+def aligned(group: EquationGroup) -> str:
+    """The group as one `aligned` environment, cells separated by `&`."""
+    lines = [" & ".join(row.cells) if row.cells else row.latex for row in group.rows]
+    return "\\begin{aligned}" + " \\\\ ".join(lines) + "\\end{aligned}"

@@ -1,0 +1,108 @@
+"""Front matter: title without footnote marks, authors as names, abstract, keywords."""
+
+from __future__ import annotations
+
+import re
+
+from paperanchor.parse.context import ParseContext
+from paperanchor.parse.dom import HtmlElement, children, classes, squash, tag_of
+from paperanchor.parse.inline import inline_of
+from paperanchor.tree import Block, Inline, Section
+
+_TITLE_SKIP = frozenset({"ltx_note", "ltx_note_mark", "ltx_tag"})
+_NAME_NOISE = frozenset({"ltx_note", "ltx_contact", "ltx_role_email", "ltx_role_affiliation",
+                         "ltx_role_address", "ltx_author_notes", "ltx_note_mark", "ltx_ERROR"})
+_NAME_SPLIT = re.compile(r"\s*(?:,|;|\band\b|&|\\AND|\\And|\\and)\s*")
+_NOT_A_NAME = re.compile(r"[@\d{}\\]|https?:|university|institute|department|school|college|"
+                         r"laboratory|lab\b|inc\.|corp|usa|china", re.IGNORECASE)
+
+
+def parse_title(root: HtmlElement, document: HtmlElement, ctx: ParseContext) -> Inline:
+    for el in document.iter("h1"):
+        if "ltx_title_document" in classes(el) or "ltx_title" in classes(el):
+            title = inline_of(el, ctx, skip=_TITLE_SKIP)[0]
+            if title:
+                return Inline(title.markdown, title.text)
+    head_title = root.find(".//title")
+    if head_title is not None:
+        text = re.sub(r"^\[[^\]]+\]\s*", "", squash(head_title.text_content()).strip())
+        return Inline(text, text)
+    return Inline("", "")
+
+
+def parse_authors(document: HtmlElement) -> tuple[str, ...]:
+    names: list[str] = []
+    for creator in document.iter():
+        if not isinstance(creator.tag, str):
+            continue
+        cls = classes(creator)
+        if "ltx_creator" not in cls or "ltx_role_author" not in cls:
+            continue
+        for person in creator.iter():
+            if isinstance(person.tag, str) and "ltx_personname" in classes(person):
+                for line in _lines(person):
+                    names.extend(_names(line))
+                break
+    return tuple(dict.fromkeys(names))
+
+
+def _lines(el: HtmlElement) -> list[str]:
+    """The person-name text split at line breaks, with notes, marks and contacts dropped."""
+    lines: list[str] = [""]
+
+    def walk(node: HtmlElement) -> None:
+        if node.text:
+            lines[-1] += node.text
+        for child in node:
+            if isinstance(child.tag, str):
+                ccls = classes(child)
+                tag = tag_of(child)
+                if tag == "br" or "ltx_break" in ccls:
+                    lines.append("")
+                elif tag in ("sup", "math") or ccls & _NAME_NOISE:
+                    pass
+                else:
+                    walk(child)
+                    if tag in ("div", "p", "table", "tr", "td", "span") and "ltx_text" not in ccls:
+                        lines.append("")
+            if child.tail:
+                lines[-1] += child.tail
+
+    walk(el)
+    return [squash(line).strip() for line in lines if line.strip()]
+
+
+def _names(line: str) -> list[str]:
+    out = []
+    for part in _NAME_SPLIT.split(line):
+        name = part.strip(" .,*†‡§¶∗")
+        if not name or _NOT_A_NAME.search(name) or len(name.split()) > 5 or len(name) < 2:
+            continue
+        out.append(name)
+    return out
+
+
+def parse_abstract(document: HtmlElement, ctx: ParseContext) -> Section | None:
+    from paperanchor.parse.blocks import blocks_of
+
+    for el in document.iter():
+        if isinstance(el.tag, str) and "ltx_abstract" in classes(el):
+            title = Inline("Abstract", "Abstract")
+            blocks: list[Block] = []
+            for child in children(el):
+                if tag_of(child) in ("h1", "h2", "h3", "h4", "h5", "h6") and "ltx_title" in classes(child):
+                    heading = inline_of(child, ctx)[0]
+                    if heading:
+                        title = Inline(heading.markdown.rstrip(".:"), heading.text.rstrip(".:"))
+                    continue
+                blocks.extend(blocks_of(child, ctx, "abstract"))
+            return Section("abstract", "abstract", None, "", title, 1, tuple(blocks))
+    return None
+
+
+def parse_keywords(document: HtmlElement, ctx: ParseContext) -> str | None:
+    for el in document.iter():
+        if isinstance(el.tag, str) and "ltx_keywords" in classes(el):
+            text = inline_of(el, ctx, skip=frozenset({"ltx_title"}))[0].text
+            return text or None
+    return None

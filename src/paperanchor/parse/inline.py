@@ -1,0 +1,180 @@
+"""Inline LaTeXML markup -> Markdown and plain text (math as `$TeX$`) in one walk."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from paperanchor.parse.context import ParseContext
+from paperanchor.parse.dom import HtmlElement, classes, math_tex, squash, tag_of
+from paperanchor.tree import Footnote, Inline
+
+_SKIP_TAGS = frozenset({"script", "style", "button", "input", "form", "svg", "noscript", "template"})
+_EMPHASIS = (
+    ("ltx_font_bold", "**"),
+    ("ltx_font_italic", "*"),
+    ("ltx_font_typewriter", "`"),
+)
+_TAG_EMPHASIS = {"b": "**", "strong": "**", "i": "*", "em": "*", "code": "`", "tt": "`"}
+_EXTERNAL = re.compile(r"^(?:https?|ftp|mailto):", re.IGNORECASE)
+_SPACES = re.compile(r" {2,}")
+
+
+@dataclass
+class InlineResult:
+    md: list[str] = field(default_factory=list)
+    text: list[str] = field(default_factory=list)
+    cites: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, md: str, text: str | None = None) -> None:
+        self.md.append(md)
+        self.text.append(md if text is None else text)
+
+    def inline(self) -> Inline:
+        return Inline(tidy("".join(self.md)), tidy("".join(self.text)))
+
+
+def tidy(text: str) -> str:
+    """Trim the whitespace that joining runs leaves behind, without touching TeX."""
+    return _SPACES.sub(" ", text).strip()
+
+
+def inline_of(
+    el: HtmlElement,
+    ctx: ParseContext,
+    *,
+    skip: frozenset[str] = frozenset(),
+    include_tail: bool = False,
+) -> tuple[Inline, tuple[str, ...], tuple[str, ...]]:
+    """Render an element's content; `skip` names classes whose elements are left out."""
+    out = InlineResult()
+    _content(el, ctx, out, skip)
+    if include_tail and el.tail:
+        out.add(squash(el.tail))
+    return out.inline(), tuple(dict.fromkeys(out.cites)), tuple(dict.fromkeys(out.notes))
+
+
+def _content(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> None:
+    if el.text:
+        out.add(squash(el.text))
+    for child in el:
+        if isinstance(child.tag, str):
+            _element(child, ctx, out, skip)
+        if child.tail:
+            out.add(squash(child.tail))
+
+
+def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> None:
+    tag = tag_of(el)
+    if tag in _SKIP_TAGS:
+        return
+    cls = classes(el)
+    if skip and cls & skip:
+        return
+    if tag == "math":
+        tex = math_tex(el)
+        if not tex:
+            return
+        if el.get("display") == "block":
+            out.add(f" $${tex}$$ ", f"${tex}$")
+        else:
+            out.add(f"${tex}$")
+        return
+    if "ltx_note" in cls:
+        _note(el, cls, ctx, out)
+        return
+    if tag == "br":
+        out.add(" ")
+        return
+    if tag == "img":
+        src = ctx.absolute(el.get("src") or "")
+        if src:
+            alt = squash(el.get("alt") or "")
+            out.add(f"![{alt}]({src})", "")
+        return
+    if tag == "cite":
+        for ref in el.iter("a"):
+            href = ref.get("href") or ""
+            anchor = href.rpartition("#")[2]
+            if anchor.startswith("bib."):
+                out.cites.append(anchor)
+        _content(el, ctx, out, skip)
+        return
+    if tag == "a":
+        _link(el, cls, ctx, out, skip)
+        return
+    if tag in ("td", "th"):
+        out.add(" ")
+        _content(el, ctx, out, skip)
+        out.add(" ")
+        return
+    marker = _TAG_EMPHASIS.get(tag)
+    if marker is None:
+        for name, candidate in _EMPHASIS:
+            if name in cls:
+                marker = candidate
+                break
+    if marker is None:
+        _content(el, ctx, out, skip)
+        return
+    inner = InlineResult()
+    _content(el, ctx, inner, skip)
+    out.cites.extend(inner.cites)
+    out.notes.extend(inner.notes)
+    md = "".join(inner.md)
+    text = "".join(inner.text)
+    core = md.strip()
+    if not core or (marker == "`" and "`" in core) or "$" in core and marker == "`":
+        out.add(md, text)
+        return
+    lead = md[: len(md) - len(md.lstrip())]
+    trail = md[len(md.rstrip()) :]
+    out.add(f"{lead}{marker}{core}{marker}{trail}", text)
+
+
+def _link(el: HtmlElement, cls: set[str], ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> None:
+    href = (el.get("href") or "").strip()
+    inner = InlineResult()
+    _content(el, ctx, inner, skip)
+    out.cites.extend(inner.cites)
+    out.notes.extend(inner.notes)
+    md = tidy("".join(inner.md))
+    text = "".join(inner.text)
+    internal = "ltx_ref" in cls and "ltx_url" not in cls and "ltx_href" not in cls
+    if internal or not _EXTERNAL.match(href) or not md:
+        out.add("".join(inner.md), text)
+        return
+    if md == href or md.strip("`") == href:
+        out.add(f"<{href}>", text)
+    else:
+        out.add(f"[{md}]({href.replace(')', '%29').replace(' ', '%20')})", text)
+
+
+def _note(el: HtmlElement, cls: set[str], ctx: ParseContext, out: InlineResult) -> None:
+    """Footnotes become `[^mark]` with their text kept for the end of the section."""
+    if "ltx_role_footnote" not in cls and "ltx_role_endnote" not in cls:
+        return  # thanks, affiliations and margin notes are not body text
+    mark = ""
+    content_el = None
+    for node in el.iter():
+        if not isinstance(node.tag, str):
+            continue
+        ncls = node.get("class") or ""
+        if not mark and "ltx_note_mark" in ncls:
+            mark = squash("".join(node.itertext())).strip()
+        elif content_el is None and "ltx_note_content" in ncls:
+            content_el = node
+    note_id = el.get("id") or ctx.positional_id("note", "n")
+    mark = mark or note_id.removeprefix("footnote")
+    if note_id not in ctx.footnotes:
+        content = (
+            inline_of(content_el, ctx, skip=frozenset({"ltx_note_mark", "ltx_tag_note"}))[0]
+            if content_el is not None
+            else Inline("", "")
+        )
+        ctx.footnotes[note_id] = Footnote(note_id, mark, content)
+    out.notes.append(note_id)
+    out.add(f"[^{mark}]", "")
+
+

@@ -1,0 +1,99 @@
+"""Sections of every kind, found by LaTeXML's class whatever the element's tag."""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+from paperanchor.parse.context import ParseContext
+from paperanchor.parse.dom import HtmlElement, children, classes, squash, tag_of
+from paperanchor.parse.inline import inline_of
+from paperanchor.tree import Block, Inline, Section
+
+_KINDS = (
+    ("ltx_bibliography", "bibliography"),
+    ("ltx_appendix", "appendix"),
+    ("ltx_part", "part"),
+    ("ltx_chapter", "chapter"),
+    ("ltx_section", "section"),
+    ("ltx_subsection", "subsection"),
+    ("ltx_subsubsection", "subsubsection"),
+    ("ltx_paragraph", "paragraph"),
+    ("ltx_subparagraph", "subparagraph"),
+    ("ltx_index", "index"),
+    ("ltx_glossary", "glossary"),
+    ("ltx_acknowledgement", "acknowledgements"),
+    ("ltx_acknowledgements", "acknowledgements"),
+)
+_LEVELS = {"part": 1, "chapter": 1, "section": 1, "appendix": 1, "bibliography": 1, "index": 1,
+           "glossary": 1, "acknowledgements": 1, "subsection": 2, "subsubsection": 3}
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+_UNNUMBERED_ID = re.compile(r"(?:^|\.)S*x\d+$")
+_COUNT_ERRORS = etree.XPath("count(.//*[contains(concat(' ', @class, ' '), ' ltx_ERROR ')])")
+_TAG_PREFIX = re.compile(r"^(?:appendix|chapter|part|section|§)\s*", re.IGNORECASE)
+
+
+def section_kind(el: HtmlElement) -> str | None:
+    tag = tag_of(el)
+    if tag not in ("section", "div", "article"):
+        return None
+    cls = classes(el)
+    for name, kind in _KINDS:
+        if name in cls:
+            return kind
+    return None
+
+
+def section_number(tag_text: str) -> str | None:
+    """The printed number: `2.1 ` -> `2.1`, `Appendix A ` -> `A`, `1. ` -> `1`."""
+    text = _TAG_PREFIX.sub("", tag_text.strip()).strip().rstrip(".:").strip()
+    return text or None
+
+
+def parse_section(el: HtmlElement, ctx: ParseContext, parent_id: str, parent_level: int = 0) -> Section:
+    from paperanchor.parse.bibliography import parse_bibliography
+    from paperanchor.parse.blocks import blocks_of
+
+    kind = section_kind(el) or "section"
+    section_id = el.get("id") or ctx.positional_id(parent_id or "S", "sec")
+    if kind in ("section", "subsection", "subsubsection") and _UNNUMBERED_ID.search(section_id):
+        base_level = _LEVELS[kind]
+        kind = "unnumbered"
+    else:
+        base_level = _LEVELS.get(kind, 0)
+    title_el = None
+    content: list[Block] = []
+    errors = int(_COUNT_ERRORS(el))
+    for child in children(el):
+        if title_el is None and tag_of(child) in _HEADINGS and "ltx_title" in classes(child):
+            title_el = child
+            continue
+        if kind == "bibliography" and tag_of(child) in ("ul", "ol") and "ltx_biblist" in classes(child):
+            content.append(parse_bibliography(child, ctx, section_id))
+            continue
+        content.extend(blocks_of(child, ctx, section_id))
+    tag_text = ""
+    title = Inline("", "")
+    if title_el is not None:
+        for node in title_el.iter():
+            if "ltx_tag" in (node.get("class") or "").split():
+                tag_text = squash("".join(node.itertext())).strip()
+                break
+        title = inline_of(title_el, ctx, skip=frozenset({"ltx_tag", "ltx_note"}))[0]
+    level = base_level or min(parent_level + 1, 6)
+    return Section(section_id, kind, section_number(tag_text), tag_text, title, level,
+                   tuple(_relevel(content, level)), errors)
+
+
+def _relevel(blocks: list[Block], level: int) -> list[Block]:
+    """Run-in units (`\\paragraph`) sit one level below whatever encloses them."""
+    out: list[Block] = []
+    for block in blocks:
+        if isinstance(block, Section) and block.kind in ("paragraph", "subparagraph"):
+            new_level = min(level + 1, 6)
+            if block.level != new_level:
+                block = Section(block.id, block.kind, block.number, block.tag, block.title, new_level,
+                                tuple(_relevel(list(block.blocks), new_level)), block.errors)
+        out.append(block)
+    return out

@@ -1,0 +1,136 @@
+"""Every setting (SPEC §2, Configuration), read once from the environment and `.env`."""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from pydantic import Field, ValidationInfo, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+_RATE_LIMIT = re.compile(r"^(?:0|[1-9]\d*\s*/\s*(?:second|minute|hour|day))$")
+
+
+def _default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "paperanchor"
+
+
+def _env(field: str) -> str:
+    return f"PAPERANCHOR_{field.upper()}"
+
+
+class Settings(BaseSettings):
+    """The service's configuration; each field is the variable `PAPERANCHOR_<FIELD>`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="PAPERANCHOR_",
+        env_file=".env",
+        extra="ignore",
+        frozen=True,
+    )
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    public_url: str | None = None
+    arxiv_html_url: str = "https://arxiv.org/html"
+    ar5iv_url: str = "https://ar5iv.labs.arxiv.org/html"
+    local_dir: Path | None = None
+    offline: bool = False
+    cache_dir: Path = Field(default_factory=_default_cache_dir)
+    cache_url: str | None = None
+    min_gap_s: float = 3.0
+    max_retries: int = 3
+    timeout_s: float = 30.0
+    max_html_mb: float = 50.0
+    rate_limit: str = "120/minute"
+    latest_ttl_s: float = 86400.0
+    # Not in SPEC's table: the backoff of retries (full jitter, doubling from backoff_s, capped
+    # at backoff_cap_s; a Retry-After longer than the cap is not waited for).
+    backoff_s: float = 1.0
+    backoff_cap_s: float = 30.0
+
+    @property
+    def public_base(self) -> str:
+        """Base of every URL the service hands out, without a trailing slash."""
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    @property
+    def max_html_bytes(self) -> int:
+        return int(self.max_html_mb * 1024 * 1024)
+
+    @field_validator("public_url", "cache_url", "local_dir", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("arxiv_html_url", "ar5iv_url", "public_url")
+    @classmethod
+    def _http_base(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # An empty upstream base disables that source (SPEC §2).
+        if value is None or not value.strip():
+            return "" if value is not None else None
+        value = value.strip().rstrip("/")
+        parts = urlsplit(value)
+        if parts.scheme not in {"http", "https"} or not parts.netloc:
+            name = info.field_name or "url"
+            raise ValueError(f"{_env(name)} must be an http(s) URL, got {value!r}")
+        if parts.query or parts.fragment:
+            name = info.field_name or "url"
+            raise ValueError(f"{_env(name)} must not carry a query or fragment, got {value!r}")
+        return value
+
+    @field_validator("port")
+    @classmethod
+    def _port(cls, value: int) -> int:
+        if not 0 <= value <= 65535:
+            raise ValueError(f"PAPERANCHOR_PORT must be 0-65535, got {value}")
+        return value
+
+    @field_validator("min_gap_s", "latest_ttl_s", "backoff_s")
+    @classmethod
+    def _not_negative(cls, value: float, info: ValidationInfo) -> float:
+        if not value >= 0:  # also rejects NaN
+            raise ValueError(f"{_env(info.field_name or '')} must be >= 0, got {value}")
+        return value
+
+    @field_validator("timeout_s", "max_html_mb", "backoff_cap_s")
+    @classmethod
+    def _positive(cls, value: float, info: ValidationInfo) -> float:
+        if not value > 0 or value == float("inf"):
+            name = _env(info.field_name or "")
+            raise ValueError(f"{name} must be a positive number, got {value}")
+        return value
+
+    @field_validator("max_retries")
+    @classmethod
+    def _retries(cls, value: int) -> int:
+        if not 0 <= value <= 20:
+            raise ValueError(f"PAPERANCHOR_MAX_RETRIES must be 0-20, got {value}")
+        return value
+
+    @field_validator("rate_limit")
+    @classmethod
+    def _rate_limit(cls, value: str) -> str:
+        value = value.strip()
+        if not _RATE_LIMIT.match(value):
+            raise ValueError(
+                f"PAPERANCHOR_RATE_LIMIT must be N/second|minute|hour|day or 0, got {value!r}"
+            )
+        return value
+
+    @field_validator("cache_url")
+    @classmethod
+    def _cache_url(cls, value: str | None) -> str | None:
+        if value is not None and urlsplit(value).scheme not in {"redis", "rediss"}:
+            raise ValueError(f"PAPERANCHOR_CACHE_URL must be a redis:// URL, got {value!r}")
+        return value
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process's settings, read from the environment (and `.env`) on first use."""
+    return Settings()

@@ -1,0 +1,237 @@
+"""The document model: frozen, slotted dataclasses built by `paperanchor.parse`.
+
+Every node keeps the id LaTeXML gave its element; elements without one get a stable
+positional id under their parent. Inline content (paragraph text, captions, titles) is kept
+twice, as Markdown and as plain text with math as `$TeX$`, because the parser is the one
+place that sees the inline markup and both renderings are needed on every request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+
+@dataclass(frozen=True, slots=True)
+class Inline:
+    """A run of inline content in both renderings."""
+
+    markdown: str
+    text: str
+
+    def __bool__(self) -> bool:
+        return bool(self.text or self.markdown)
+
+
+EMPTY = Inline("", "")
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """A run of text: LaTeXML's `p` inside a paragraph, or loose text in a container."""
+
+    id: str
+    content: Inline
+    cites: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Paragraph:
+    """LaTeXML's paragraph unit: text runs, display equations and nested blocks."""
+
+    id: str
+    blocks: tuple[Block, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Equation:
+    """A single display equation, or one row of an equation group."""
+
+    id: str
+    number: str | None
+    latex: str
+    cells: tuple[str, ...] = ()
+    group_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EquationGroup:
+    """An align/eqnarray display: its rows are equations with their own ids."""
+
+    id: str
+    rows: tuple[Equation, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """A figure or another float (algorithm, listing); panels are nested figures."""
+
+    id: str
+    kind: str
+    number: str | None
+    tag: str
+    caption: Inline
+    images: tuple[str, ...]
+    panels: tuple[Figure | Table, ...] = ()
+    blocks: tuple[Block, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A table float (or a bare tabular): cells as plain text and as Markdown."""
+
+    id: str
+    number: str | None
+    tag: str
+    caption: Inline
+    rows: tuple[tuple[str, ...], ...]
+    markdown_rows: tuple[tuple[str, ...], ...]
+    header_rows: int
+    images: tuple[str, ...] = ()
+    panels: tuple[Table | Figure, ...] = ()
+    is_float: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Theorem:
+    """A theorem-like block (theorem, lemma, definition, proof …)."""
+
+    id: str
+    kind: str
+    label: Inline
+    blocks: tuple[Block, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ListItem:
+    id: str
+    tag: str
+    blocks: tuple[Block, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ListBlock:
+    id: str
+    ordered: bool
+    items: tuple[ListItem, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    """A code listing or verbatim block."""
+
+    id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    id: str
+    blocks: tuple[Block, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Footnote:
+    id: str
+    mark: str
+    content: Inline
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A bibliography entry, parsed."""
+
+    id: str
+    number: str
+    label: str
+    text: str
+    markdown: str
+    authors: tuple[str, ...]
+    title: str | None
+    year: str | None
+    arxiv: str | None
+    doi: str | None
+    url: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Bibliography:
+    """The list of bibliography entries inside the bibliography section."""
+
+    id: str
+    references: tuple[Reference, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A section of any kind; `blocks` holds its content and child sections in order."""
+
+    id: str
+    kind: str
+    number: str | None
+    tag: str
+    title: Inline
+    level: int
+    blocks: tuple[Block, ...]
+    errors: int = 0
+
+    @property
+    def children(self) -> tuple[Section, ...]:
+        return tuple(b for b in self.blocks if isinstance(b, Section))
+
+
+Block: TypeAlias = (
+    Text
+    | Paragraph
+    | Equation
+    | EquationGroup
+    | Figure
+    | Table
+    | Theorem
+    | ListBlock
+    | Code
+    | Quote
+    | Bibliography
+    | Section
+)
+
+# Section kinds that LaTeXML numbers or marks as document structure; `body` is the
+# positional section holding text that sits outside any section (letters).
+STRUCTURAL_KINDS = frozenset(
+    {"part", "chapter", "section", "subsection", "subsubsection", "paragraph",
+     "subparagraph", "appendix", "unnumbered"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A parsed paper."""
+
+    title: Inline
+    authors: tuple[str, ...]
+    abstract: Section | None
+    keywords: str | None
+    blocks: tuple[Block, ...]
+    footnotes: dict[str, Footnote] = field(default_factory=dict)
+    errors: int = 0
+    base_url: str = ""
+    generator: str | None = None
+    page_markers: tuple[str, ...] = ()
+
+    @property
+    def sections(self) -> tuple[Section, ...]:
+        return tuple(b for b in self.blocks if isinstance(b, Section))
+
+    @property
+    def references(self) -> tuple[Reference, ...]:
+        """Every bibliography entry, in document order, wherever its list sits."""
+        found: list[Reference] = []
+        stack: list[Block] = list(reversed(self.blocks))
+        while stack:
+            block = stack.pop()
+            if isinstance(block, Bibliography):
+                found.extend(block.references)
+            elif isinstance(block, Section):
+                stack.extend(reversed(block.blocks))
+        return tuple(found)
