@@ -132,8 +132,13 @@ class PaperCache:
         self, idv: str, parser_version: str, obj: object, ttl: float | None = None
     ) -> None:
         """Store `obj` for `idv`; forever unless `ttl` (seconds) is given."""
-        payload = pickle.dumps((idv, parser_version, obj), protocol=pickle.HIGHEST_PROTOCOL)
-        self._set(self.paper_key(idv, parser_version), _wrap(payload), ttl)
+        key = self.paper_key(idv, parser_version)
+        try:
+            payload = pickle.dumps((idv, parser_version, obj), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # a tree that cannot be pickled is a bug; serve it uncached
+            log.error("cannot cache %s: %s", key, exc)
+            return
+        self._set(key, _wrap(payload), ttl)
 
     def get_latest(self, paper: str) -> str | None:
         """The idv that `paper` (a bare id, or a request ar5iv answered) resolved to, or None."""
@@ -186,4 +191,3 @@ def _unwrap(raw: bytes) -> bytes:
     if hashlib.sha256(payload).digest() != digest:
         raise ValueError("checksum mismatch (truncated or damaged)")
     return payload
-

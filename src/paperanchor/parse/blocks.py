@@ -200,17 +200,22 @@ def _code(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Code:
         rendered = ["".join(_text_without_line_numbers(line)).replace("\u00a0", " ").rstrip()
                     for line in lines]
         return Code(code_id, "\n".join(rendered))
-    text = "".join(el.itertext()).replace("\u00a0", " ")
+    text = "".join(_text_without_line_numbers(el)).replace("\u00a0", " ")
     return Code(code_id, text.strip("\n"))
 
 
 def _text_without_line_numbers(el: HtmlElement) -> list[str]:
+    """A listing line's text as printed (spacing kept), math as `$TeX$`, line numbers dropped."""
     out: list[str] = []
     if el.text:
         out.append(el.text)
     for child in el:
-        if isinstance(child.tag, str) and "ltx_tag_listingline" not in (child.get("class") or ""):
-            out.extend(_text_without_line_numbers(child))
+        if isinstance(child.tag, str):
+            if tag_of(child) == "math":
+                tex = math_tex(child)
+                out.append(f"${tex}$" if tex else "")
+            elif "ltx_tag_listingline" not in (child.get("class") or ""):
+                out.extend(_text_without_line_numbers(child))
         if child.tail:
             out.append(child.tail)
     return out

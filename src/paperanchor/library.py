@@ -1,0 +1,146 @@
+"""A paper by reference: cache, single flight, fetch, parse."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from paperanchor.flight import SingleFlight
+from paperanchor.refs import PaperRef
+from paperanchor.settings import Settings
+from paperanchor.sources import FetchedPage, Sources
+from paperanchor.store import PaperCache, Store, open_store
+
+Parse = Callable[[bytes, str], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedPaper:
+    """A parsed paper and where it came from (the fields of SPEC §5's Outline header)."""
+
+    document: Any
+    paper: str
+    idv: str
+    version: int | None
+    version_confirmed: bool
+    source: str
+    source_url: str
+
+
+class Library:
+    """Loads papers: from the cache, else one shared fetch and parse per paper, then caches them.
+
+    Cache policy (docs/fetching.md): a paper whose version is confirmed is kept forever under
+    its idv; one whose version is unknown or unconfirmed (ar5iv) for `latest_ttl_s`; the
+    reference asked for maps to the idv it resolved to for `latest_ttl_s`. Local documents are
+    cached by a digest of their bytes, so an edited file is parsed again. Nothing is cached
+    when fetching or parsing fails.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        parse: Parse,
+        parser_version: str,
+        store: Store | None = None,
+        sources: Sources | None = None,
+    ) -> None:
+        self.settings = settings
+        self.parser_version = parser_version
+        self._parse = parse
+        # What the library opens it closes; a store or sources passed in stay the caller's.
+        self._owns_store = store is None
+        self._owns_sources = sources is None
+        self.store: Store = store if store is not None else open_store(settings)
+        self.cache = PaperCache(self.store)
+        self.sources = sources if sources is not None else Sources(settings)
+        self._flight: SingleFlight[str, LoadedPaper] = SingleFlight()
+        self.cache_hits = 0
+        self.fetches = 0
+
+    async def load(self, ref: PaperRef) -> LoadedPaper:
+        """The parsed paper for `ref`, fetching and parsing it at most once at a time."""
+        if not ref.is_local:
+            cached = await asyncio.to_thread(self._cached, ref)
+            if cached is not None:
+                self.cache_hits += 1
+                return cached
+        return await self._flight.run(ref.idv, lambda: self._load_uncached(ref))
+
+    async def aclose(self) -> None:
+        if self._owns_sources:
+            await self.sources.aclose()
+        if self._owns_store:
+            self.store.close()
+
+    async def _load_uncached(self, ref: PaperRef) -> LoadedPaper:
+        if not ref.is_local:
+            # A flight for this paper may have finished between our cache miss and now.
+            cached = await asyncio.to_thread(self._cached, ref)
+            if cached is not None:
+                self.cache_hits += 1
+                return cached
+        self.fetches += 1
+        page = await self.sources.fetch(ref)
+        if page.source == "local":
+            document = await self._local_document(page)
+            return _loaded(document, page)
+        document = await asyncio.to_thread(self._parse, page.html, page.base_url)
+        loaded = _loaded(document, page)
+        await asyncio.to_thread(self._remember, ref, loaded)
+        return loaded
+
+    async def _local_document(self, page: FetchedPage) -> Any:
+        # A local file can change under the same name: key its parse by its bytes.
+        digest = hashlib.sha256(page.base_url.encode() + b"\0" + page.html).hexdigest()
+        key = f"local-sha256:{digest}"
+        cached = await asyncio.to_thread(self.cache.get_paper, key, self.parser_version)
+        if cached is not None:
+            self.cache_hits += 1
+            return cached
+        document = await asyncio.to_thread(self._parse, page.html, page.base_url)
+        ttl = self.settings.latest_ttl_s
+        if ttl > 0:
+            await asyncio.to_thread(self.cache.put_paper, key, self.parser_version, document, ttl)
+        return document
+
+    def _cached(self, ref: PaperRef) -> LoadedPaper | None:
+        """The cached paper for `ref` (runs in a worker thread: the store is blocking I/O)."""
+        candidates = [ref.idv]
+        mapped = self.cache.get_latest(ref.idv)
+        if mapped is not None and mapped != ref.idv:
+            # A bare id's latest version wins over an entry stored under the bare id itself.
+            candidates.insert(0 if ref.version is None else 1, mapped)
+        for idv in candidates:
+            found = self.cache.get_paper(idv, self.parser_version)
+            if isinstance(found, LoadedPaper):
+                return found
+        return None
+
+    def _remember(self, ref: PaperRef, loaded: LoadedPaper) -> None:
+        ttl = self.settings.latest_ttl_s
+        settled = loaded.version is not None and loaded.version_confirmed
+        # A version never changes, so a confirmed one is kept forever; anything else may be
+        # superseded (a newer version, arXiv HTML replacing ar5iv) and lives as long as "latest".
+        if settled:
+            self.cache.put_paper(loaded.idv, self.parser_version, loaded)
+        elif ttl > 0:
+            self.cache.put_paper(loaded.idv, self.parser_version, loaded, ttl)
+        if ref.idv != loaded.idv and ttl > 0:
+            self.cache.put_latest(ref.idv, loaded.idv, ttl)
+
+
+def _loaded(document: Any, page: FetchedPage) -> LoadedPaper:
+    return LoadedPaper(
+        document=document,
+        paper=page.ref.paper,
+        idv=page.ref.idv,
+        version=page.ref.version,
+        version_confirmed=page.version_confirmed,
+        source=page.source,
+        source_url=page.source_url,
+    )

@@ -1,0 +1,1 @@
+"""Tree -> Markdown, plain text (for `cite`) and JSON-ready dicts. Pure."""

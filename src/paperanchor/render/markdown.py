@@ -1,0 +1,243 @@
+"""Tree -> Markdown (SPEC §3), as a list of block chunks so `read` can cut at a block boundary."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+
+from paperanchor.parse.equations import aligned
+from paperanchor.tree import (
+    Bibliography,
+    Block,
+    Code,
+    Document,
+    Equation,
+    EquationGroup,
+    Figure,
+    Footnote,
+    ListBlock,
+    Paragraph,
+    Quote,
+    Reference,
+    Section,
+    Table,
+    Text,
+    Theorem,
+)
+
+_NUMBERED_ITEM = re.compile(r"^\d+\.?$")
+
+
+def tokens_of(markdown: str) -> int:
+    """SPEC §3: tokens are ceil(characters / 4)."""
+    return math.ceil(len(markdown) / 4)
+
+
+def heading(section: Section) -> str:
+    hashes = "#" * max(1, min(section.level, 6))
+    label = section.tag.strip() if section.tag else ""
+    title = section.title.markdown
+    return f"{hashes} {label} {title}".replace("  ", " ").rstrip() if label else f"{hashes} {title}"
+
+
+def equation_line(equation: Equation) -> str:
+    tag = f" \\tag{{{equation.number}}}" if equation.number else ""
+    return f"$${equation.latex}{tag}$$"
+
+
+def group_markdown(group: EquationGroup) -> str:
+    """Each row on its own display line so every row keeps its number."""
+    return "\n".join(equation_line(row) for row in group.rows if row.latex)
+
+
+def group_latex(group: EquationGroup) -> str:
+    return aligned(group)
+
+
+def _escape_alt(text: str) -> str:
+    return text.replace("[", "\\[").replace("]", "\\]").replace("\n", " ")
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ").strip()
+
+
+def pipe_table(rows: tuple[tuple[str, ...], ...]) -> str:
+    if not rows:
+        return ""
+    width = max(len(r) for r in rows)
+    padded = [tuple(_cell(c) for c in row) + ("",) * (width - len(row)) for row in rows]
+    lines = ["| " + " | ".join(padded[0]) + " |", "|" + "---|" * width]
+    lines.extend("| " + " | ".join(row) + " |" for row in padded[1:])
+    return "\n".join(lines)
+
+
+def figure_chunks(figure: Figure | Table) -> list[str]:
+    caption = figure.caption.markdown
+    label = f"{figure.tag} {caption}".strip() if figure.tag else caption
+    chunks: list[str] = []
+    panel_images = {url for panel in figure.panels for url in panel.images}
+    own = [url for url in figure.images if url not in panel_images]
+    if isinstance(figure, Table):
+        title = f"**{figure.tag.strip()}** {caption}".strip() if figure.tag else caption
+        if title:
+            chunks.append(title)
+        if figure.markdown_rows:
+            chunks.append(pipe_table(figure.markdown_rows))
+        elif own:
+            chunks.append("\n".join(f"![{_escape_alt(label or 'Table')}]({url})" for url in own))
+    else:
+        if own:
+            lines = [f"![{_escape_alt(label)}]({own[0]})"]
+            lines.extend(f"![{_escape_alt(figure.tag.strip() or 'Figure')}]({url})" for url in own[1:])
+            chunks.append("\n".join(lines))
+        elif label:
+            chunks.append(f"**{figure.tag.strip()}** {caption}".strip() if figure.tag else caption)
+        for block in figure.blocks:
+            chunks.extend(block_chunks(block))
+    for panel in figure.panels:
+        chunks.extend(figure_chunks(panel))
+    return chunks
+
+
+def reference_line(reference: Reference) -> str:
+    label = reference.label or f"[{reference.number}]"
+    return f"- {label} {reference.markdown}".rstrip()
+
+
+def _indent(text: str, prefix: str) -> str:
+    pad = " " * len(prefix)
+    lines = text.split("\n")
+    return "\n".join([prefix + lines[0], *[(pad + line) if line else line for line in lines[1:]]])
+
+
+def list_markdown(block: ListBlock) -> str:
+    lines: list[str] = []
+    for position, item in enumerate(block.items, start=1):
+        tag = item.tag.strip()
+        if block.ordered and _NUMBERED_ITEM.match(tag):
+            marker = f"{tag.rstrip('.')}. "
+        elif block.ordered and not tag:
+            marker = f"{position}. "
+        elif tag and tag not in ("•", "∙", "◦", "–", "-", "*", "▪", "⋅"):
+            marker = f"- {tag} "
+        else:
+            marker = "- "
+        body = "\n\n".join(c for b in item.blocks for c in block_chunks(b)) or ""
+        lines.append(_indent(body, marker) if body else marker.rstrip())
+    return "\n".join(lines)
+
+
+def block_chunks(block: Block) -> list[str]:
+    """The Markdown of one block as chunks; blank lines go between chunks."""
+    if isinstance(block, Text):
+        return [block.content.markdown] if block.content.markdown else []
+    if isinstance(block, Paragraph):
+        return [c for b in block.blocks for c in block_chunks(b)]
+    if isinstance(block, Equation):
+        return [equation_line(block)] if block.latex else []
+    if isinstance(block, EquationGroup):
+        text = group_markdown(block)
+        return [text] if text else []
+    if isinstance(block, Figure | Table):
+        return figure_chunks(block)
+    if isinstance(block, Theorem):
+        inner = [c for b in block.blocks for c in block_chunks(b)]
+        label = block.label.text.strip()
+        if not label:
+            return inner
+        marker = f"*{label}*" if block.kind == "proof" else f"**{label}**"
+        if inner and not inner[0].startswith(("$$", "|", "- ", "![", "```", "#")):
+            return [f"{marker} {inner[0]}", *inner[1:]]
+        return [marker, *inner]
+    if isinstance(block, ListBlock):
+        return [list_markdown(block)] if block.items else []
+    if isinstance(block, Code):
+        fence = "```"
+        while fence in block.text:
+            fence += "`"
+        return [f"{fence}\n{block.text}\n{fence}"]
+    if isinstance(block, Quote):
+        inner = "\n\n".join(c for b in block.blocks for c in block_chunks(b))
+        return ["\n".join("> " + line if line else ">" for line in inner.split("\n"))] if inner else []
+    if isinstance(block, Bibliography):
+        return [reference_line(r) for r in block.references]
+    if isinstance(block, Section):
+        return section_chunks(block)
+    return []
+
+
+def section_chunks(section: Section) -> list[str]:
+    chunks = [heading(section)]
+    for block in section.blocks:
+        chunks.extend(block_chunks(block))
+    return chunks
+
+
+def notes_in(blocks: Iterable[Block]) -> list[str]:
+    """Footnote ids referenced inside blocks, in order, once each."""
+    found: dict[str, None] = {}
+    stack: list[Block] = list(reversed(list(blocks)))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Text):
+            found.update(dict.fromkeys(node.notes))
+        elif isinstance(node, Paragraph | Theorem | Quote | Section):
+            stack.extend(reversed(node.blocks))
+        elif isinstance(node, ListBlock):
+            for item in reversed(node.items):
+                stack.extend(reversed(item.blocks))
+        elif isinstance(node, Figure):
+            stack.extend(reversed(node.blocks))
+    return list(found)
+
+
+def footnote_chunks(note_ids: list[str], footnotes: dict[str, Footnote]) -> list[str]:
+    lines = [f"[^{footnotes[n].mark}]: {footnotes[n].content.markdown}" for n in note_ids if n in footnotes]
+    return ["\n".join(lines)] if lines else []
+
+
+def node_chunks(block: Block, document: Document) -> list[str]:
+    """A node's Markdown with the footnotes it references at its end."""
+    chunks = block_chunks(block)
+    return chunks + footnote_chunks(notes_in([block]), document.footnotes)
+
+
+def document_chunks(document: Document) -> list[str]:
+    """The whole paper: title, authors, abstract, then every top-level block."""
+    chunks = [f"# {document.title.markdown}".rstrip()]
+    if document.authors:
+        chunks.append(", ".join(document.authors))
+    if document.abstract is not None:
+        chunks.extend(node_chunks(document.abstract, document))
+    if document.keywords:
+        chunks.append(f"**Keywords:** {document.keywords}")
+    for block in document.blocks:
+        chunks.extend(node_chunks(block, document))
+    return chunks
+
+
+def join(chunks: list[str]) -> str:
+    return "\n\n".join(c for c in chunks if c) + "\n"
+
+
+def truncate(chunks: list[str], max_chars: int, fetch_path: str) -> tuple[str, bool]:
+    """Cut at a block boundary at or before `max_chars`, ending with the truncation line."""
+    full = join(chunks)
+    if len(full) <= max_chars:
+        return full, False
+    kept: list[str] = []
+    size = 0
+    for chunk in chunks:
+        if not chunk:
+            continue
+        extra = len(chunk) + (2 if kept else 0)
+        if size + extra + 1 > max_chars:
+            break
+        kept.append(chunk)
+        size += extra
+    shown = "\n\n".join(kept)
+    remaining = tokens_of(full) - tokens_of(shown)
+    tail = f"…[truncated: {remaining} more tokens; fetch {fetch_path}]"
+    return (f"{shown}\n\n{tail}\n" if shown else f"{tail}\n"), True

@@ -1,0 +1,129 @@
+"""In-paper search (SPEC §4): distinct terms first, then occurrences, then document order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from paperanchor.errors import BadRequest
+from paperanchor.render.markdown import notes_in
+from paperanchor.render.text import plain_text
+from paperanchor.tree import (
+    Block,
+    Document,
+    Figure,
+    ListBlock,
+    Paragraph,
+    Quote,
+    Section,
+    Table,
+    Text,
+    Theorem,
+)
+
+SNIPPET_RADIUS = 150
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A searchable paragraph: its anchor, enclosing section and plain text."""
+
+    anchor: str
+    section_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    anchor: str
+    section_id: str
+    snippet: str
+
+
+def units(document: Document) -> list[Unit]:
+    """Paragraphs in document order; the abstract, captions and footnotes count as paragraphs."""
+    found: list[Unit] = []
+    note_home: dict[str, str] = {}
+    if document.abstract is not None:
+        found.extend(_units(document.abstract.blocks, "abstract", note_home))
+    found.extend(_units(document.blocks, "", note_home))
+    for note in document.footnotes.values():
+        if note.content.text:
+            found.append(Unit(note.id, note_home.get(note.id, ""), note.content.text))
+    return found
+
+
+def _units(blocks: tuple[Block, ...], section_id: str, note_home: dict[str, str]) -> Iterator[Unit]:
+    for block in blocks:
+        if isinstance(block, Section):
+            yield from _units(block.blocks, block.id, note_home)
+        elif isinstance(block, Paragraph | Text):
+            text = plain_text(block)
+            if text:
+                yield Unit(block.id, section_id, text)
+            for note_id in notes_in([block]):
+                note_home.setdefault(note_id, section_id)
+            yield from _captions(block, section_id)
+        elif isinstance(block, Figure | Table):
+            yield from _captions(block, section_id)
+        elif isinstance(block, Theorem | Quote):
+            yield from _units(block.blocks, section_id, note_home)
+        elif isinstance(block, ListBlock):
+            for item in block.items:
+                yield from _units(item.blocks, section_id, note_home)
+
+
+def _captions(block: Block, section_id: str) -> Iterator[Unit]:
+    """Captions of floats inside or at a block; a float's panels are searched too."""
+    if isinstance(block, Figure | Table):
+        text = f"{block.tag} {block.caption.text}".strip()
+        if block.caption.text:
+            yield Unit(block.id, section_id, text)
+        for panel in block.panels:
+            yield from _captions(panel, section_id)
+    elif isinstance(block, Paragraph):
+        for child in block.blocks:
+            yield from _captions(child, section_id)
+
+
+def terms_of(query: str) -> list[str]:
+    terms = list(dict.fromkeys(query.lower().split()))
+    if not terms:
+        raise BadRequest(f'Empty search query "{query}": give at least one word')
+    return terms
+
+
+def search(found: list[Unit], query: str, limit: int) -> list[Hit]:
+    terms = terms_of(query)
+    scored: list[tuple[int, int, int, Unit, tuple[int, int]]] = []
+    for position, unit in enumerate(found):
+        lowered = unit.text.lower()
+        distinct = 0
+        total = 0
+        first = (len(lowered), 0)
+        for term in terms:
+            count = lowered.count(term)
+            if count:
+                distinct += 1
+                total += count
+                first = min(first, (lowered.find(term), len(term)))
+        if distinct:
+            scored.append((-distinct, -total, position, unit, first))
+    scored.sort(key=lambda row: (row[0], row[1], row[2]))
+    return [Hit(unit.anchor, unit.section_id, snippet(unit.text, at, length))
+            for _d, _t, _p, unit, (at, length) in scored[:limit]]
+
+
+def snippet(text: str, at: int, length: int, radius: int = SNIPPET_RADIUS) -> str:
+    """About `radius` characters either side of `at`, cut at word boundaries."""
+    text = text.replace("\n", " ")  # same length, so `at` still points at the match
+    start = max(0, at - radius)
+    end = min(len(text), at + length + radius)
+    if start > 0:
+        space = text.find(" ", start)
+        start = space + 1 if 0 <= space < at else start
+    if end < len(text):
+        space = text.rfind(" ", at + length, end)
+        end = space if space > 0 else end
+    piece = text[start:end].strip()
+    return ("…" if start > 0 else "") + piece + ("…" if end < len(text) else "")
