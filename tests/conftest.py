@@ -95,7 +95,7 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 @pytest.fixture(scope="session")
 def replay_server(corpus: Path):  # type: ignore[no-untyped-def]
-    from replay import Replay
+    from tests.replay import Replay
 
     server = Replay(corpus / "html")
     server.start()

@@ -338,3 +338,32 @@ class Replay:
 def _chunks(body: bytes, size: int) -> Iterable[bytes]:
     for start in range(0, len(body), max(1, size)):
         yield body[start : start + size]
+
+
+# -- client-side helpers for tests -----------------------------------------------------------
+
+
+async def load(settings: Any, text: str) -> Any:
+    """Load one paper through a fresh Library (real parser) over the settings' cache, then close."""
+    from paperanchor.library import Library
+    from paperanchor.parse import PARSER_VERSION, parse_document
+    from paperanchor.refs import parse_ref
+
+    library = Library(settings, parse=parse_document, parser_version=PARSER_VERSION)
+    try:
+        return await library.load(parse_ref(text))
+    finally:
+        await library.aclose()
+
+
+def cache_entries(cache_dir: Path) -> dict[str, float | None]:
+    """Live keys of the on-disk cache with their remaining lifetime in s (None: forever)."""
+    import diskcache
+
+    entries: dict[str, float | None] = {}
+    with diskcache.Cache(str(cache_dir)) as cache:
+        for key in cache.iterkeys():
+            value, expires = cache.get(key, default=None, expire_time=True)
+            if value is not None:
+                entries[key] = None if expires is None else expires - time.time()
+    return entries

@@ -232,6 +232,7 @@ class Document:
             block = stack.pop()
             if isinstance(block, Bibliography):
                 found.extend(block.references)
-            elif isinstance(block, Section):
+            elif isinstance(block, Section | Paragraph | Theorem | Quote):
+                # broken conversions can leave the bibliography nested anywhere
                 stack.extend(reversed(block.blocks))
         return tuple(found)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
+from lxml import etree
+
 from paperanchor.parse.context import ParseContext
 from paperanchor.parse.dom import HtmlElement, children, classes, math_tex, squash, tag_of
 from paperanchor.parse.equations import parse_equation, parse_group
 from paperanchor.parse.floats import is_float, parse_float, parse_tabular
-from paperanchor.parse.inline import inline_of, tidy
+from paperanchor.parse.inline import inline_of, inline_of_elements
 from paperanchor.tree import (
     Block,
     Code,
@@ -20,6 +24,10 @@ from paperanchor.tree import (
     Theorem,
 )
 
+_EQUATION_ID = re.compile(r"(?:^|\.)Ex?\d+$")
+_HAS_STRUCTURE = etree.XPath(
+    "boolean(.//section | .//h1 | .//h2 | .//div[contains(concat(' ', @class, ' '), ' ltx_para ')])"
+)
 # Containers LaTeXML uses for layout only: their children are read as if they were ours.
 _TRANSPARENT = frozenset({"ltx_block", "ltx_logical-block", "ltx_inline-block", "ltx_flex_figure",
                           "ltx_flex_cell", "ltx_minipage", "ltx_centering", "ltx_figure_panel"})
@@ -75,24 +83,10 @@ def container_blocks(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list
 
 
 def _loose_text(parts: list[HtmlElement | str], ctx: ParseContext, parent_id: str) -> Text | None:
-    md: list[str] = []
-    text: list[str] = []
-    cites: list[str] = []
-    notes: list[str] = []
-    for part in parts:
-        if isinstance(part, str):
-            md.append(squash(part))
-            text.append(squash(part))
-            continue
-        content, c, n = inline_of(part, ctx)
-        md.append(" " + content.markdown + " " if content.markdown else "")
-        text.append(" " + content.text + " " if content.text else "")
-        cites.extend(c)
-        notes.extend(n)
-    if not "".join(md).strip():
+    content, cites, notes = inline_of_elements(parts, ctx)
+    if not content.markdown:
         return None
-    return Text(ctx.positional_id(parent_id, "t"), Inline(tidy("".join(md)), tidy("".join(text))),
-                tuple(dict.fromkeys(cites)), tuple(dict.fromkeys(notes)))
+    return Text(ctx.positional_id(parent_id, "t"), content, cites, notes)
 
 
 def _skipped(el: HtmlElement) -> bool:
@@ -128,10 +122,13 @@ def block_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Block | None
         content, cites, notes = inline_of(el, ctx)
         return Text(el.get("id") or ctx.positional_id(parent_id, "t"), content, cites, notes)
     if tag == "table" and "ltx_equationgroup" in cls:
+        if _EQUATION_ID.search(el.get("id") or ""):
+            # a numbered multi-line equation: one number, rows that merely continue it
+            return parse_equation(el, ctx, parent_id)
         return parse_group(el, ctx, parent_id)
     if tag == "table" and "ltx_equation" in cls:
         return parse_equation(el, ctx, parent_id)
-    if is_float(el) and "ltx_flex_figure" not in cls and "ltx_figure_panel" not in cls:
+    if is_float(el) and (tag == "figure" or not cls & {"ltx_flex_figure", "ltx_figure_panel"}):
         return parse_float(el, ctx, parent_id, blocks_of)
     if tag == "table" and "ltx_tabular" in cls:
         return parse_tabular(el, ctx, parent_id)
@@ -141,6 +138,8 @@ def block_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Block | None
                                      tag != "ul" or el.find("li") is not None):
         return _list(el, tag, cls, ctx, parent_id)
     if "ltx_listing" in cls or tag == "pre" or "ltx_verbatim" in cls and tag != "span":
+        if _HAS_STRUCTURE(el):
+            return None  # a broken conversion swallowed the document into a listing
         return _code(el, ctx, parent_id)
     if tag == "blockquote" or "ltx_quote" in cls:
         quote_id = el.get("id") or ctx.positional_id(parent_id, "q")

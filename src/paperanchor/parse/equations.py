@@ -72,25 +72,26 @@ def parse_equation(table: HtmlElement, ctx: ParseContext, parent_id: str) -> Equ
 
 
 def parse_group(table: HtmlElement, ctx: ParseContext, parent_id: str) -> EquationGroup:
-    """An equation group; each row keeps the id of the element that carries it."""
+    """An equation group keyed on its rows' ids (on `tbody`, or on `tr` in older output).
+
+    A row without an id continues the row before it (a long line broken in two); a group
+    with no row ids at all is one equation with a positional id under the group.
+    """
     group_id = table.get("id") or ctx.positional_id(parent_id, "eqg")
     rows: list[Equation] = []
-    by_holder: dict[int, int] = {}
+    holder_ids: list[str | None] = []
     for row, holder in _rows(table):
         cells, number = _cells(row)
-        if holder is not None and id(holder) in by_holder and holder is not row:
-            # a tbody holding several rows (a multi-line numbered row): merge them
-            index = by_holder[id(holder)]
-            prev = rows[index]
-            merged_cells = (*prev.cells, *cells)
+        holder_id = holder.get("id") if holder is not None else None
+        if rows and (holder_id is None or holder_id == holder_ids[-1]):
+            prev = rows[-1]
             latex = " \\\\ ".join(x for x in (prev.latex, _join(cells)) if x)
-            rows[index] = Equation(prev.id, prev.number or number, latex, merged_cells, group_id)
+            rows[-1] = Equation(prev.id, prev.number or number, latex, (*prev.cells, *cells), group_id)
             continue
-        row_id = holder.get("id") if holder is not None else ctx.positional_id(group_id, "r")
-        if holder is not None:
-            by_holder[id(holder)] = len(rows)
+        row_id = holder_id or f"{group_id}.r{len(rows) + 1}"
         rows.append(Equation(row_id, number, _join(cells), tuple(cells), group_id))
-    return EquationGroup(group_id, tuple(r for r in rows if r.latex or r.number))
+        holder_ids.append(holder_id)
+    return EquationGroup(group_id, tuple(rows))
 
 
 def aligned(group: EquationGroup) -> str:

@@ -12,8 +12,9 @@ from paperanchor.tree import Block, Inline, Section
 _TITLE_SKIP = frozenset({"ltx_note", "ltx_note_mark", "ltx_tag"})
 _NAME_NOISE = frozenset({"ltx_note", "ltx_contact", "ltx_role_email", "ltx_role_affiliation",
                          "ltx_role_address", "ltx_author_notes", "ltx_note_mark", "ltx_ERROR"})
+_AUTHOR_BREAK = re.compile(r"&|\\AND|\\And")
 _NAME_SPLIT = re.compile(r"\s*(?:,|;|\band\b|&|\\AND|\\And|\\and)\s*")
-_NOT_A_NAME = re.compile(r"[@\d{}\\]|https?:|university|institute|department|school|college|"
+_NOT_A_NAME = re.compile(r"[@{}\\]|https?:|university|institute|department|school|college|"
                          r"laboratory|lab\b|inc\.|corp|usa|china", re.IGNORECASE)
 
 
@@ -31,6 +32,7 @@ def parse_title(root: HtmlElement, document: HtmlElement, ctx: ParseContext) -> 
 
 
 def parse_authors(document: HtmlElement) -> tuple[str, ...]:
+    """Names only: affiliations after a line break, marks, notes and e-mails are dropped."""
     names: list[str] = []
     for creator in document.iter():
         if not isinstance(creator.tag, str):
@@ -40,17 +42,29 @@ def parse_authors(document: HtmlElement) -> tuple[str, ...]:
             continue
         for person in creator.iter():
             if isinstance(person.tag, str) and "ltx_personname" in classes(person):
-                for line in _lines(person):
-                    names.extend(_names(line))
+                lines = _lines(person)
+                if not lines:
+                    break
+                # The first line holds names; a later line starts another author only after
+                # an author separator (`\And` prints as `&`), the rest being affiliations.
+                candidates = [lines[0]]
+                for line in lines[1:]:
+                    candidates.extend(_AUTHOR_BREAK.split(line)[1:])
+                for candidate in candidates:
+                    names.extend(_names(candidate))
                 break
     return tuple(dict.fromkeys(names))
 
 
-def _lines(el: HtmlElement) -> list[str]:
-    """The person-name text split at line breaks, with notes, marks and contacts dropped."""
+def _lines(person: HtmlElement) -> list[str]:
+    """The person-name text split at its own line breaks, with notes, marks and contacts dropped.
+
+    A break nested inside a name's own span separates two names rather than starting the
+    affiliation lines, and so does the boundary between two top-level name spans.
+    """
     lines: list[str] = [""]
 
-    def walk(node: HtmlElement) -> None:
+    def walk(node: HtmlElement, depth: int) -> None:
         if node.text:
             lines[-1] += node.text
         for child in node:
@@ -58,18 +72,21 @@ def _lines(el: HtmlElement) -> list[str]:
                 ccls = classes(child)
                 tag = tag_of(child)
                 if tag == "br" or "ltx_break" in ccls:
-                    lines.append("")
+                    if depth == 0:
+                        lines.append("")
+                    else:
+                        lines[-1] += ", "
                 elif tag in ("sup", "math") or ccls & _NAME_NOISE:
                     pass
                 else:
-                    walk(child)
-                    if tag in ("div", "p", "table", "tr", "td", "span") and "ltx_text" not in ccls:
-                        lines.append("")
+                    walk(child, depth + 1)
+                    if depth == 0:
+                        lines[-1] += ", "
             if child.tail:
                 lines[-1] += child.tail
 
-    walk(el)
-    return [squash(line).strip() for line in lines if line.strip()]
+    walk(person, 0)
+    return [squash(line).strip() for line in lines if line.strip(" ,\n\t")]
 
 
 def _names(line: str) -> list[str]:

@@ -55,6 +55,17 @@ def inline_of(
     return out.inline(), tuple(dict.fromkeys(out.cites)), tuple(dict.fromkeys(out.notes))
 
 
+def inline_of_elements(parts: list[HtmlElement | str], ctx: ParseContext) -> tuple[Inline, tuple[str, ...], tuple[str, ...]]:
+    """Render a run of sibling elements and text, each element with its own markup."""
+    out = InlineResult()
+    for part in parts:
+        if isinstance(part, str):
+            out.add(squash(part))
+        else:
+            _element(part, ctx, out, frozenset())
+    return out.inline(), tuple(dict.fromkeys(out.cites)), tuple(dict.fromkeys(out.notes))
+
+
 def _content(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> None:
     if el.text:
         out.add(squash(el.text))

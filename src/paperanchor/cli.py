@@ -1,0 +1,187 @@
+"""The command line: the seven operations on a file or a reference, plus fetch/serve/mcp."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from paperanchor import service
+from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, internal
+from paperanchor.parse import PARSER_VERSION, parse_document
+
+Operation = Callable[[service.Paper, argparse.Namespace], Any]
+
+
+def _file_paper(path: Path) -> service.Paper:
+    """A paper read straight from an HTML file (`.html` or `.html.gz`)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise NotFound(f"Cannot read {path}: {exc.strerror}") from None
+    if path.name.endswith(".gz"):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise BadRequest(f"{path} is not a readable gzip file ({exc})") from None
+    name = path.name.removesuffix(".gz").removesuffix(".html")
+    document = parse_document(data, path.resolve().as_uri())
+    return service.Paper.open(
+        service.LocalPaper(document, f"local/{name}", f"local/{name}", source_url=str(path))
+    )
+
+
+def _looks_like_path(text: str) -> bool:
+    return text.endswith((".html", ".htm", ".html.gz", ".xhtml")) or Path(text).is_file()
+
+
+async def _with_paper(reference: str, job: Callable[[service.Paper], Any]) -> Any:
+    if _looks_like_path(reference):
+        return job(_file_paper(Path(reference)))
+    from paperanchor.library import Library
+    from paperanchor.settings import get_settings
+
+    settings = get_settings()
+    library = Library(settings, parse=parse_document, parser_version=PARSER_VERSION)
+    try:
+        svc = service.PaperService(library, settings.public_base)
+        return job(await svc.paper(reference))
+    finally:
+        await library.aclose()
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+def _show_outline(result: dict[str, Any]) -> None:
+    print(result["title"])
+    if result["authors"]:
+        print(", ".join(result["authors"]))
+    print(f"{result['idv']} · {result['source']} · {result['tokens']} tokens")
+    if result["tldr"]:
+        print(f"\nTL;DR: {result['tldr']}")
+    print()
+
+    def walk(sections: list[dict[str, Any]], depth: int) -> None:
+        for section in sections:
+            number = f"{section['number']} " if section["number"] else ""
+            errors = f"  [{section['errors']} conversion errors]" if section["errors"] else ""
+            print(f"{'  ' * depth}{number}{section['title']}  ({section['id']}, "
+                  f"{section['tokens']} tokens){errors}")
+            walk(section["children"], depth + 1)
+
+    walk(result["sections"], 0)
+
+
+def _run(args: argparse.Namespace) -> int:
+    command = args.command
+    as_json = getattr(args, "json", False)
+
+    def job(paper: service.Paper) -> Any:
+        if command == "outline":
+            return service.outline(paper)
+        if command == "read":
+            return service.read(paper, args.anchor, args.max_tokens)
+        if command == "cite":
+            return service.cite(paper, args.anchor, _public_url())
+        if command == "references":
+            return service.references(paper, args.id)
+        if command == "figure":
+            return service.figure(paper, args.anchor)
+        if command == "equation":
+            return service.equation(paper, args.anchor)
+        if command == "search":
+            return service.search_paper(paper, " ".join(args.query), args.limit)
+        raise BadRequest(f"unknown command {command}")
+
+    result = asyncio.run(_with_paper(args.paper, job))
+    if command == "read":
+        if as_json:
+            _print_json(result.to_json())
+        else:
+            sys.stdout.write(result.markdown)
+    elif as_json:
+        _print_json(result)
+    elif command == "outline":
+        _show_outline(result)
+    elif command == "cite":
+        print(result["text"])
+        print(f"\n— {result['url']} ({result['anchor']})")
+    elif command == "references":
+        entries = result.get("references", [result])
+        for entry in entries:
+            print(f"[{entry['number']}] {entry['text']}")
+            if "citedIn" in entry:
+                print(f"  cited in: {', '.join(entry['citedIn']) or '(nowhere)'}")
+    elif command == "figure":
+        print(f"{result['id']}: {result['caption']}")
+        for url in result["images"]:
+            print(url)
+        for row in result.get("rows", []):
+            print(" | ".join(row))
+    elif command == "equation":
+        number = f" ({result['number']})" if result["number"] else ""
+        print(f"{result['id']}{number}: {result['latex']}")
+    elif command == "search":
+        for hit in result:
+            print(f"{hit['anchor']} [{hit['sectionId']}]: {hit['snippet']}")
+    return 0
+
+
+def _public_url() -> str:
+    from paperanchor.settings import get_settings
+
+    return get_settings().public_base
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="paperanchor",
+        description="Read scientific papers one section at a time. PAPER is an HTML file or an "
+        "arXiv reference (1706.03762, arXiv:1706.03762v7, an arxiv.org URL, local/<name>).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        cmd = sub.add_parser(name, help=help_text)
+        cmd.add_argument("paper", metavar="PAPER")
+        cmd.add_argument("--json", action="store_true", help="print JSON")
+        return cmd
+
+    command("outline", "title, authors, abstract, TL;DR and the section tree")
+    read = command("read", "a section (or any anchor) as Markdown; the whole paper without one")
+    read.add_argument("anchor", nargs="?", metavar="ANCHOR")
+    read.add_argument("--max-tokens", type=int, default=None, metavar="N")
+    command("cite", "exact plain text of a paragraph or section, with a URL").add_argument("anchor")
+    command("references", "the bibliography, or one entry").add_argument("id", nargs="?")
+    command("figure", "a figure or table").add_argument("anchor")
+    command("equation", "an equation's LaTeX and number").add_argument("anchor")
+    search = command("search", "paragraphs containing the query's words")
+    search.add_argument("query", nargs="+")
+    search.add_argument("--limit", type=int, default=None, metavar="N")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `paperanchor` console script."""
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except PaperAnchorError as exc:
+        print(exc.wire_text(), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # never a traceback on the command line
+        print(internal(exc).wire_text(), file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,265 @@
+"""A paper by reference: cache, single flight, fetch, parse (over the replay upstream)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from paperanchor.errors import NotFound, ParseError
+from paperanchor.flight import SingleFlight
+from paperanchor.library import Library, LoadedPaper
+from paperanchor.parse import PARSER_VERSION, parse_document
+from paperanchor.refs import parse_ref
+from paperanchor.store import DiskStore, PaperCache
+from tests.replay import cache_entries, load, page, slow
+
+ARXIV_PAGE = "2501.11120v1.arxiv.html"
+PAPER_V1 = f"paper:{PARSER_VERSION}:2501.11120v1"
+
+
+# -- single flight ---------------------------------------------------------------------------
+
+
+def test_concurrent_callers_of_one_key_share_one_execution():
+    calls = []
+
+    async def work() -> str:
+        calls.append(1)
+        await asyncio.sleep(0.01)
+        return "done"
+
+    async def main() -> list[str]:
+        flight: SingleFlight[str, str] = SingleFlight()
+        results = await asyncio.gather(*(flight.run("k", work) for _ in range(10)))
+        assert len(flight) == 0  # nothing remembered after completion
+        results.append(await flight.run("k", work))
+        return results
+
+    assert asyncio.run(main()) == ["done"] * 11
+    assert len(calls) == 2
+
+
+def test_an_exception_reaches_every_waiter_and_is_not_remembered():
+    calls = []
+
+    async def fail() -> str:
+        calls.append(1)
+        await asyncio.sleep(0.01)
+        raise NotFound("Unknown paper 1706.99999")
+
+    async def main() -> list[BaseException | str]:
+        flight: SingleFlight[str, str] = SingleFlight()
+        first = await asyncio.gather(
+            *(flight.run("k", fail) for _ in range(5)), return_exceptions=True
+        )
+        second = await asyncio.gather(flight.run("k", fail), return_exceptions=True)
+        return [*first, *second]
+
+    results = asyncio.run(main())
+    assert all(isinstance(result, NotFound) for result in results)
+    assert len(calls) == 2
+
+
+def test_a_cancelled_waiter_does_not_cancel_the_shared_work():
+    async def work() -> str:
+        await asyncio.sleep(0.05)
+        return "done"
+
+    async def main() -> str:
+        flight: SingleFlight[str, str] = SingleFlight()
+        impatient = asyncio.ensure_future(flight.run("k", work))
+        patient = asyncio.ensure_future(flight.run("k", work))
+        await asyncio.sleep(0.01)
+        impatient.cancel()
+        return await patient
+
+    assert asyncio.run(main()) == "done"
+
+
+# -- the library -----------------------------------------------------------------------------
+
+
+def test_twenty_concurrent_requests_for_one_uncached_paper_make_one_upstream_get(replay, tmp_path):
+    # A slow body keeps the fetch in flight while all twenty requests arrive.
+    replay.script("/html/2501.11120v1", slow(replay.corpus_page(ARXIV_PAGE), 65_536, 0.02))
+
+    async def twenty() -> tuple[list[LoadedPaper], int]:
+        library = Library(
+            replay.settings(tmp_path), parse=parse_document, parser_version=PARSER_VERSION
+        )
+        try:
+            papers = await asyncio.gather(
+                *(library.load(parse_ref("2501.11120v1")) for _ in range(20))
+            )
+            return papers, library.fetches
+        finally:
+            await library.aclose()
+
+    papers, fetches = asyncio.run(twenty())
+
+    assert replay.paths() == ["/html/2501.11120v1"]
+    assert fetches == 1
+    assert all(paper is papers[0] for paper in papers)
+    assert papers[0].idv == "2501.11120v1"
+    assert set(cache_entries(tmp_path)) == {PAPER_V1}
+
+
+def test_a_cached_paper_is_served_without_an_upstream_request(replay, tmp_path):
+    settings = replay.settings(tmp_path)
+    first = asyncio.run(load(settings, "2501.11120"))
+    assert replay.count() == 2
+
+    # A new library over the same cache directory: the cache outlives the process.
+    again = asyncio.run(load(settings, "2501.11120"))
+    versioned = asyncio.run(load(settings, "arXiv:2501.11120v1"))
+
+    assert replay.count() == 2
+    assert again == versioned
+    assert again.idv == first.idv and again.document == first.document
+    assert set(cache_entries(tmp_path)) == {PAPER_V1, "latest:2501.11120"}
+
+
+def test_a_corrupt_cache_entry_is_dropped_and_refetched_never_served(replay, tmp_path):
+    settings = replay.settings(tmp_path)
+    asyncio.run(load(settings, "2501.11120v1"))
+    store = DiskStore(tmp_path)
+    raw = store.get(PAPER_V1)
+    assert raw is not None
+    store.set(PAPER_V1, raw[: len(raw) // 2])
+    store.close()
+
+    loaded = asyncio.run(load(settings, "2501.11120v1"))
+
+    assert loaded.idv == "2501.11120v1" and loaded.document.title.text.startswith("Tell me")
+    assert replay.count() == 2
+    store = DiskStore(tmp_path)
+    try:
+        cached = PaperCache(store).get_paper("2501.11120v1", PARSER_VERSION)
+    finally:
+        store.close()
+    assert isinstance(cached, LoadedPaper) and cached.document == loaded.document
+
+
+def test_another_parser_versions_entries_are_ignored_and_rebuilt(replay, tmp_path):
+    settings = replay.settings(tmp_path)
+
+    async def load_with(parser_version: str) -> LoadedPaper:
+        library = Library(settings, parse=parse_document, parser_version=parser_version)
+        try:
+            return await library.load(parse_ref("2501.11120v1"))
+        finally:
+            await library.aclose()
+
+    asyncio.run(load_with("old"))
+    asyncio.run(load_with("new"))
+    asyncio.run(load_with("new"))
+
+    assert replay.count() == 2
+    assert set(cache_entries(tmp_path)) == {"paper:old:2501.11120v1", "paper:new:2501.11120v1"}
+
+
+def test_the_latest_version_is_looked_up_again_after_its_ttl(replay, tmp_path):
+    settings = replay.settings(tmp_path, latest_ttl_s=0.3)
+    asyncio.run(load(settings, "2501.11120"))
+    asyncio.run(load(settings, "2501.11120"))
+    assert replay.count() == 2
+
+    time.sleep(0.4)
+    # The versioned paper is still cached; only "which version is latest" is asked again.
+    assert set(cache_entries(tmp_path)) == {PAPER_V1}
+    asyncio.run(load(settings, "2501.11120v1"))
+    assert replay.count() == 2
+    asyncio.run(load(settings, "2501.11120"))
+
+    assert replay.paths()[2:] == ["/html/2501.11120", "/html/2501.11120v1"]
+    assert set(cache_entries(tmp_path)) == {PAPER_V1, "latest:2501.11120"}
+
+
+def test_a_page_the_parser_refuses_caches_nothing(replay, tmp_path):
+    # It mentions ltx_document, so the source accepts it; the parser finds no document in it.
+    replay.script(
+        "/html/2401.00004v1", page(b"<!DOCTYPE html><html><body>ltx_document</body></html>")
+    )
+
+    with pytest.raises(ParseError, match="not a LaTeXML document"):
+        asyncio.run(load(replay.settings(tmp_path), "2401.00004v1"))
+
+    assert replay.count() == 1
+    assert cache_entries(tmp_path) == {}
+
+
+def test_a_local_document_is_parsed_again_only_when_its_bytes_change(replay, tmp_path, corpus):
+    local = tmp_path / "local"
+    local.mkdir()
+    (local / "notes.html").symlink_to(
+        corpus / "html" / "astronomical-data-ml-techniques.latexml.html"
+    )
+    settings = replay.settings(tmp_path / "cache", local_dir=local)
+    parsed: list[str] = []
+
+    def counting_parse(html: bytes, base_url: str) -> object:
+        parsed.append(base_url)
+        return parse_document(html, base_url)
+
+    async def load_local() -> LoadedPaper:
+        library = Library(settings, parse=counting_parse, parser_version=PARSER_VERSION)
+        try:
+            return await library.load(parse_ref("local/notes"))
+        finally:
+            await library.aclose()
+
+    first = asyncio.run(load_local())
+    second = asyncio.run(load_local())
+    assert len(parsed) == 1 and second.document == first.document
+    assert (first.paper, first.idv, first.source) == ("local/notes", "local/notes", "local")
+    assert first.version is None and first.version_confirmed is False
+
+    (local / "notes.html").unlink()
+    (local / "notes.html").write_bytes(
+        b'<!DOCTYPE html><html><head><title>T</title></head><body><article class="ltx_document">'
+        b'<h1 class="ltx_title ltx_title_document">Edited</h1></article></body></html>'
+    )
+    edited = asyncio.run(load_local())
+
+    assert len(parsed) == 2 and edited.document.title.text == "Edited"
+    assert replay.requests == []
+    assert all(
+        key.startswith(f"paper:{PARSER_VERSION}:local-sha256:")
+        for key in cache_entries(tmp_path / "cache")
+    )
+
+
+def test_the_library_closes_only_what_it_opened(replay, tmp_path):
+    store = DiskStore(tmp_path)
+
+    async def main() -> None:
+        library = Library(
+            replay.settings(tmp_path),
+            parse=parse_document,
+            parser_version=PARSER_VERSION,
+            store=store,
+        )
+        await library.load(parse_ref("2501.11120v1"))
+        await library.aclose()
+
+    asyncio.run(main())
+
+    assert PaperCache(store).get_paper("2501.11120v1", PARSER_VERSION) is not None  # still open
+    store.close()
+
+
+def test_a_url_reference_is_fetched_from_the_configured_base_only(replay, loopback_only, tmp_path):
+    loaded = asyncio.run(load(replay.settings(tmp_path), "https://arxiv.org/abs/2501.11120v1"))
+
+    assert loaded == LoadedPaper(
+        document=loaded.document,
+        paper="2501.11120",
+        idv="2501.11120v1",
+        version=1,
+        version_confirmed=True,
+        source="arxiv",
+        source_url=f"{replay.arxiv_url}/2501.11120v1",
+    )
+    assert replay.paths() == ["/html/2501.11120v1"] and loopback_only == []

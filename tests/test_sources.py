@@ -1,0 +1,560 @@
+"""Fetching over real HTTP from the replay upstream: sources, versions, faults, politeness.
+
+Each scripted case asserts the answer, the upstream requests made, and what is cached after.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import itertools
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from paperanchor.errors import NotFound, TooLarge, Unavailable, UpstreamError
+from paperanchor.parse import PARSER_VERSION
+from paperanchor.refs import parse_ref
+from paperanchor.settings import Settings
+from paperanchor.sources import (
+    USER_AGENT,
+    FetchedPage,
+    Sources,
+    parse_retry_after,
+    version_in_page,
+    version_in_url,
+)
+from tests.replay import (
+    cache_entries,
+    empty,
+    huge,
+    load,
+    no_html,
+    page,
+    random_bytes,
+    redirect,
+    slow,
+    status,
+    truncated,
+)
+
+PAPER_V1 = f"paper:{PARSER_VERSION}:2501.11120v1"
+ARXIV_PAGE = "2501.11120v1.arxiv.html"
+
+
+async def fetch(settings: Settings, text: str) -> FetchedPage:
+    sources = Sources(settings)
+    try:
+        return await sources.fetch(parse_ref(text))
+    finally:
+        await sources.aclose()
+
+
+# -- versions --------------------------------------------------------------------------------
+
+
+def test_a_bare_id_follows_the_redirect_to_its_latest_version(replay, tmp_path):
+    settings = replay.settings(tmp_path)
+
+    loaded = asyncio.run(load(settings, "2501.11120"))
+
+    assert (loaded.paper, loaded.idv, loaded.version) == ("2501.11120", "2501.11120v1", 1)
+    assert loaded.version_confirmed and loaded.source == "arxiv"
+    assert loaded.source_url == f"{replay.arxiv_url}/2501.11120v1"
+    assert replay.paths() == ["/html/2501.11120", "/html/2501.11120v1"]
+    entries = cache_entries(tmp_path)
+    assert set(entries) == {PAPER_V1, "latest:2501.11120"}
+    assert entries[PAPER_V1] is None  # a version never changes: kept forever
+    assert 0 < entries["latest:2501.11120"] <= 86400
+
+
+def test_a_bare_id_answered_without_redirect_takes_its_version_from_the_page(replay, tmp_path):
+    # The corpus page carries <base href="/html/2501.11120v1/">.
+    replay.script("/html/2501.11120", page(replay.corpus_page(ARXIV_PAGE)))
+
+    loaded = asyncio.run(load(replay.settings(tmp_path), "2501.11120"))
+
+    assert (loaded.idv, loaded.version, loaded.version_confirmed) == ("2501.11120v1", 1, True)
+    assert replay.paths() == ["/html/2501.11120"]
+    assert set(cache_entries(tmp_path)) == {PAPER_V1, "latest:2501.11120"}
+
+
+def test_a_page_without_any_version_marker_leaves_the_version_unknown(replay, tmp_path):
+    body = replay.corpus_page("submission-5393936.arxiv.html")
+    replay.script("/html/2402.01234", page(body))
+
+    loaded = asyncio.run(load(replay.settings(tmp_path, latest_ttl_s=600), "2402.01234"))
+
+    assert (loaded.idv, loaded.version, loaded.version_confirmed) == ("2402.01234", None, False)
+    assert replay.count() == 1
+    entries = cache_entries(tmp_path)
+    assert set(entries) == {f"paper:{PARSER_VERSION}:2402.01234"}
+    assert 0 < entries[f"paper:{PARSER_VERSION}:2402.01234"] <= 600  # may change: not forever
+
+
+def test_arxiv_without_html_falls_back_to_ar5iv_with_the_version_unconfirmed(replay, tmp_path):
+    settings = replay.settings(tmp_path)
+
+    loaded = asyncio.run(load(settings, "1808.08002v2"))
+
+    # ar5iv keeps one rendering per paper: never reported as the v2 that was asked for.
+    assert loaded.source == "ar5iv" and loaded.version_confirmed is False
+    assert (loaded.idv, loaded.version) == ("1808.08002", None)
+    assert loaded.source_url == f"{replay.ar5iv_url}/1808.08002"
+    assert replay.paths() == ["/html/1808.08002v2", "/ar5iv/html/1808.08002"]
+    entries = cache_entries(tmp_path)
+    assert set(entries) == {f"paper:{PARSER_VERSION}:1808.08002", "latest:1808.08002v2"}
+    assert all(0 < ttl <= 86400 for ttl in entries.values() if ttl is not None)
+    assert None not in entries.values()
+
+    again = asyncio.run(load(settings, "1808.08002v2"))
+
+    assert again.source == "ar5iv" and replay.count() == 2
+
+
+def test_an_unknown_paper_is_not_found_and_no_request_leaves_loopback(
+    replay, loopback_only, tmp_path
+):
+    with pytest.raises(NotFound, match=r"^Unknown paper 1706\.99999$"):
+        asyncio.run(load(replay.settings(tmp_path), "1706.99999"))
+
+    # ar5iv answered with a redirect to https://arxiv.org/abs/1706.99999: recognised, not followed.
+    assert replay.paths() == ["/html/1706.99999", "/ar5iv/html/1706.99999"]
+    assert loopback_only == []
+    assert cache_entries(tmp_path) == {}
+
+
+def test_a_paper_without_html_anywhere_says_so(replay, loopback_only, tmp_path):
+    replay.script("/html/2401.00001", no_html("2401.00001"))
+
+    with pytest.raises(NotFound, match=r"^No HTML rendering of 2401\.00001 on arXiv or ar5iv$"):
+        asyncio.run(load(replay.settings(tmp_path), "2401.00001"))
+
+    assert replay.paths() == ["/html/2401.00001", "/ar5iv/html/2401.00001"]
+    assert loopback_only == [] and cache_entries(tmp_path) == {}
+
+
+@pytest.mark.parametrize(
+    "ar5iv_reply",
+    [
+        empty(),
+        page(b"<!DOCTYPE html><html><body><h1>ar5iv: conversion failed</h1></body></html>"),
+        redirect("/abs/2401.00002"),  # an abstract page on the same host
+    ],
+    ids=["empty", "error-page", "abs-redirect"],
+)
+def test_an_ar5iv_answer_that_is_not_a_paper_counts_as_absent(replay, tmp_path, ar5iv_reply):
+    replay.script("/ar5iv/html/2401.00002", ar5iv_reply)
+
+    with pytest.raises(NotFound, match=r"2401\.00002"):
+        asyncio.run(load(replay.settings(tmp_path), "2401.00002"))
+
+    assert replay.paths() == ["/html/2401.00002", "/ar5iv/html/2401.00002"]
+    assert cache_entries(tmp_path) == {}
+
+
+def test_a_redirect_off_the_upstream_host_is_not_followed(replay, loopback_only, tmp_path):
+    replay.script("/html/2401.00003", redirect("https://mirror.example/html/2401.00003v1"))
+
+    with pytest.raises(UpstreamError, match="off its host"):
+        asyncio.run(load(replay.settings(tmp_path), "2401.00003"))
+
+    assert replay.paths() == ["/html/2401.00003"]
+    assert loopback_only == [] and cache_entries(tmp_path) == {}
+
+
+# -- retries ---------------------------------------------------------------------------------
+
+
+def test_a_429_with_retry_after_is_waited_out_then_the_page_is_served(replay, tmp_path):
+    replay.script("/html/2501.11120v1", status(429, 1), page(replay.corpus_page(ARXIV_PAGE)))
+
+    loaded = asyncio.run(load(replay.settings(tmp_path), "2501.11120v1"))
+
+    assert loaded.idv == "2501.11120v1"
+    first, second = replay.requests
+    assert second.at - first.at >= 1.0  # Retry-After: 1 honoured
+    assert set(cache_entries(tmp_path)) == {PAPER_V1}
+
+
+def test_503_twice_then_200_is_retried_to_success(replay, tmp_path):
+    body = replay.corpus_page(ARXIV_PAGE)
+    replay.script("/html/2501.11120v1", status(503), status(503), page(body))
+
+    loaded = asyncio.run(load(replay.settings(tmp_path, max_retries=2), "2501.11120v1"))
+
+    assert loaded.idv == "2501.11120v1"
+    assert replay.count("/html/2501.11120v1") == 3
+    assert set(cache_entries(tmp_path)) == {PAPER_V1}
+
+
+def test_503_forever_is_unavailable_after_max_retries(replay, tmp_path):
+    replay.script("/html/2501.11120v1", status(503))
+
+    with pytest.raises(Unavailable, match="status 503 after 3 attempts"):
+        asyncio.run(load(replay.settings(tmp_path, max_retries=2), "2501.11120v1"))
+
+    # 1 + MAX_RETRIES requests, and ar5iv is not asked: arXiv's outage is not "no HTML".
+    assert replay.paths() == ["/html/2501.11120v1"] * 3
+    assert cache_entries(tmp_path) == {}
+
+
+def test_a_retry_after_beyond_the_cap_gives_up_at_once_and_pauses_the_host(replay, tmp_path):
+    replay.script("/html/2501.11120v1", status(429, 120))
+    settings = replay.settings(tmp_path, backoff_cap_s=2)
+
+    async def twice() -> list[BaseException]:
+        sources = Sources(settings)
+        errors = []
+        try:
+            for text in ("2501.11120v1", "2307.00235"):
+                try:
+                    await sources.fetch(parse_ref(text))
+                except Unavailable as exc:
+                    errors.append(exc)
+        finally:
+            await sources.aclose()
+        return errors
+
+    first, second = asyncio.run(twice())
+
+    assert first.retry_after == 120
+    assert second.retry_after is not None and 100 < second.retry_after <= 120
+    assert replay.paths() == ["/html/2501.11120v1"]  # the second paper waited, unasked
+
+
+def test_a_body_cut_short_is_an_error_then_the_next_good_fetch_succeeds(replay, tmp_path):
+    body = replay.corpus_page(ARXIV_PAGE)
+    replay.script("/html/2501.11120v1", truncated(body, sent=len(body) // 2))
+    settings = replay.settings(tmp_path, max_retries=1)
+
+    with pytest.raises(UpstreamError, match="broken response"):
+        asyncio.run(load(settings, "2501.11120v1"))
+
+    assert replay.count() == 2  # a transport error is retried
+    assert cache_entries(tmp_path) == {}
+
+    replay.script("/html/2501.11120v1", page(body))
+    loaded = asyncio.run(load(settings, "2501.11120v1"))
+
+    assert loaded.idv == "2501.11120v1" and replay.count() == 3
+    assert set(cache_entries(tmp_path)) == {PAPER_V1}
+
+
+def test_random_bytes_are_an_error_then_the_next_good_fetch_succeeds(replay, tmp_path):
+    replay.script("/html/2501.11120v1", random_bytes(50_000))
+    settings = replay.settings(tmp_path)
+
+    with pytest.raises(UpstreamError, match="not HTML"):
+        asyncio.run(load(settings, "2501.11120v1"))
+
+    assert replay.count() == 1  # garbage is not retried
+    assert cache_entries(tmp_path) == {}
+
+    replay.script("/html/2501.11120v1", page(replay.corpus_page(ARXIV_PAGE)))
+    loaded = asyncio.run(load(settings, "2501.11120v1"))
+
+    assert loaded.version == 1 and replay.count() == 2
+    assert set(cache_entries(tmp_path)) == {PAPER_V1}
+
+
+def test_a_body_slower_than_the_timeout_is_unavailable(replay, tmp_path):
+    replay.script("/html/2501.11120v1", slow(replay.corpus_page(ARXIV_PAGE), 16_384, 0.1))
+    settings = replay.settings(tmp_path, timeout_s=0.5, max_retries=1)
+
+    with pytest.raises(Unavailable, match=r"no complete answer within 0\.5 s after 2 attempts"):
+        asyncio.run(load(settings, "2501.11120v1"))
+
+    assert replay.count() == 2
+    assert cache_entries(tmp_path) == {}
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        pytest.param("declared", id="content-length-over-the-cap"),
+        pytest.param("streamed", id="chunked-stream-over-the-cap"),
+    ],
+)
+def test_a_page_over_the_size_cap_is_too_large(replay, tmp_path, reply):
+    big = (
+        page(replay.corpus_page("1808.08002.ar5iv.html"))  # 2.5 MB
+        if reply == "declared"
+        else huge(3 * 1024 * 1024)
+    )
+    replay.script("/html/1808.08002v1", big)
+
+    with pytest.raises(TooLarge, match="PAPERANCHOR_MAX_HTML_MB"):
+        asyncio.run(load(replay.settings(tmp_path, max_html_mb=1), "1808.08002v1"))
+
+    assert replay.count() == 1  # not retried, ar5iv not asked
+    assert cache_entries(tmp_path) == {}
+
+
+# -- politeness ------------------------------------------------------------------------------
+
+
+PAGES = {
+    "2501.11120v1": ARXIV_PAGE,
+    "2402.01234v1": "submission-5393936.arxiv.html",
+    "2211.01234v2": "split-cycle-axiomatic-characterization.arxiv.html",
+}
+
+
+def test_papers_fetched_back_to_back_arrive_at_least_min_gap_apart(replay, tmp_path):
+    for idv, name in PAGES.items():
+        replay.script(f"/html/{idv}", page(replay.corpus_page(name)))
+    settings = replay.settings(tmp_path, min_gap_s=0.3)
+
+    async def back_to_back() -> None:
+        sources = Sources(settings)
+        try:
+            for idv in PAGES:
+                await sources.fetch(parse_ref(idv))
+        finally:
+            await sources.aclose()
+
+    asyncio.run(back_to_back())
+
+    arrivals = [request.at for request in replay.requests]
+    assert len(arrivals) == 3
+    assert all(later - earlier >= 0.3 for earlier, later in itertools.pairwise(arrivals))
+
+
+def test_concurrent_papers_are_serialised_per_host_with_the_gap(replay, tmp_path):
+    for idv, name in PAGES.items():
+        replay.script(f"/html/{idv}", page(replay.corpus_page(name)))
+    settings = replay.settings(tmp_path, min_gap_s=0.3)
+
+    async def together() -> list[FetchedPage]:
+        sources = Sources(settings)
+        try:
+            return await asyncio.gather(*(sources.fetch(parse_ref(idv)) for idv in PAGES))
+        finally:
+            await sources.aclose()
+
+    pages = asyncio.run(together())
+
+    assert [fetched.ref.idv for fetched in pages] == list(PAGES)
+    arrivals = sorted(request.at for request in replay.requests)
+    assert len(arrivals) == 3
+    assert all(later - earlier >= 0.3 for earlier, later in itertools.pairwise(arrivals))
+
+
+def test_requests_carry_a_descriptive_user_agent(replay, tmp_path):
+    asyncio.run(fetch(replay.settings(tmp_path), "2501.11120v1"))
+
+    (request,) = replay.requests
+    assert request.headers["user-agent"] == USER_AGENT
+    assert USER_AGENT.startswith("paperanchor/")
+
+
+# -- configuration: which sources are asked ------------------------------------------------
+
+
+def test_an_empty_base_url_disables_that_source(replay, tmp_path):
+    fetched = asyncio.run(fetch(replay.settings(tmp_path, arxiv_html_url=""), "1808.08002"))
+
+    assert fetched.source == "ar5iv"
+    assert replay.paths() == ["/ar5iv/html/1808.08002"]
+
+
+def test_with_no_source_configured_a_paper_is_not_found_without_requests(replay, tmp_path):
+    settings = replay.settings(tmp_path, arxiv_html_url="", ar5iv_url="")
+
+    with pytest.raises(NotFound, match="no network source is configured"):
+        asyncio.run(fetch(settings, "2501.11120"))
+
+    assert replay.requests == []
+
+
+def test_offline_with_nothing_cached_is_a_clear_error_without_requests(replay, tmp_path):
+    with pytest.raises(NotFound, match=r"offline mode \(PAPERANCHOR_OFFLINE=1\)"):
+        asyncio.run(load(replay.settings(tmp_path, offline=True), "2501.11120"))
+
+    assert replay.requests == []
+    assert cache_entries(tmp_path) == {}
+
+
+def test_offline_still_serves_what_is_cached(replay, tmp_path):
+    asyncio.run(load(replay.settings(tmp_path), "2501.11120"))
+
+    loaded = asyncio.run(load(replay.settings(tmp_path, offline=True), "2501.11120"))
+
+    assert loaded.idv == "2501.11120v1"
+    assert replay.count() == 2  # only the first, online load
+
+
+# -- the local directory ---------------------------------------------------------------------
+
+
+def _local_dir(tmp_path: Path, corpus: Path, files: dict[str, str | bytes]) -> Path:
+    """A local directory: corpus pages linked in place (never copied), or given bytes."""
+    directory = tmp_path / "local"
+    directory.mkdir()
+    for name, content in files.items():
+        target = directory / name
+        if isinstance(content, bytes):
+            target.write_bytes(gzip.compress(content) if name.endswith(".gz") else content)
+        else:
+            target.symlink_to(corpus / "html" / content)
+    return directory
+
+
+def _marked(idv: str) -> bytes:
+    return (
+        f'<!DOCTYPE html><html><head><base href="/html/{idv}/"></head><body>'
+        '<article class="ltx_document"><p>arXiv page</p></article></body></html>'
+    ).encode()
+
+
+UNMARKED = b'<!DOCTYPE html><html><body><article class="ltx_document"></article></body></html>'
+
+
+@pytest.mark.parametrize(
+    ("files", "asked", "idv", "confirmed", "served_from"),
+    [
+        ({"2501.11120v1.html": ARXIV_PAGE}, "2501.11120v1", "2501.11120v1", True, "v1.html"),
+        # a bare request takes the version from the file name…
+        (
+            {"2501.11120v1.html": "x", "2501.11120v3.html": "x"},
+            "2501.11120",
+            "2501.11120v3",
+            True,
+            "v3.html",
+        ),
+        # …else from the page's markers…
+        (
+            {"2501.11120.html": _marked("2501.11120v2")},
+            "2501.11120",
+            "2501.11120v2",
+            True,
+            "0.html",
+        ),
+        # …else it stays unknown
+        ({"2501.11120.html": UNMARKED}, "2501.11120", "2501.11120", False, "0.html"),
+        # <id>.html serves a versioned request when it does not name another version
+        ({"2501.11120.html": UNMARKED}, "2501.11120v4", "2501.11120", False, "0.html"),
+        (
+            {"hep-th_9901001v2.html": UNMARKED},
+            "hep-th/9901001v2",
+            "hep-th/9901001v2",
+            True,
+            "2.html",
+        ),
+        ({"2501.11120v1.html.gz": UNMARKED}, "2501.11120v1", "2501.11120v1", True, ".html.gz"),
+        ({"notes.html": UNMARKED}, "local/notes", "local/notes", False, "notes.html"),
+        ({"notes.html.gz": UNMARKED}, "local/notes", "local/notes", False, "notes.html.gz"),
+    ],
+)
+def test_the_local_directory_is_asked_first_and_makes_no_request(
+    replay, tmp_path, corpus, files, asked, idv, confirmed, served_from
+):
+    files = {name: ARXIV_PAGE if value == "x" else value for name, value in files.items()}
+    local = _local_dir(tmp_path, corpus, files)
+
+    fetched = asyncio.run(fetch(replay.settings(tmp_path / "cache", local_dir=local), asked))
+
+    assert (fetched.source, fetched.ref.idv, fetched.version_confirmed) == ("local", idv, confirmed)
+    assert fetched.source_url.endswith(served_from)
+    assert fetched.base_url.startswith("file://")
+    assert b"ltx_document" in fetched.html
+    assert replay.requests == []
+
+
+def test_a_local_file_of_another_version_is_skipped_for_the_network(replay, tmp_path, corpus):
+    local = _local_dir(tmp_path, corpus, {"2501.11120.html": _marked("2501.11120v9")})
+
+    fetched = asyncio.run(fetch(replay.settings(tmp_path, local_dir=local), "2501.11120v1"))
+
+    assert fetched.source == "arxiv" and replay.paths() == ["/html/2501.11120v1"]
+
+
+def test_offline_serves_the_local_directory(replay, tmp_path, corpus):
+    local = _local_dir(tmp_path, corpus, {"2501.11120v1.html": ARXIV_PAGE})
+    settings = replay.settings(tmp_path / "cache", local_dir=local, offline=True)
+
+    fetched = asyncio.run(fetch(settings, "2501.11120"))
+
+    assert fetched.ref.idv == "2501.11120v1" and replay.requests == []
+
+
+def test_an_unknown_local_document_is_not_found(replay, tmp_path, corpus):
+    local = _local_dir(tmp_path, corpus, {})
+
+    with pytest.raises(NotFound, match=r"^Unknown local document local/missing"):
+        asyncio.run(fetch(replay.settings(tmp_path, local_dir=local), "local/missing"))
+    with pytest.raises(NotFound, match="PAPERANCHOR_LOCAL_DIR"):
+        asyncio.run(fetch(replay.settings(tmp_path), "local/missing"))
+    assert replay.requests == []
+
+
+# -- pure helpers and settings -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "paper", "version"),
+    [
+        ("https://arxiv.org/html/1706.03762v7", "1706.03762", 7),
+        ("https://arxiv.org/html/1706.03762v7/", "1706.03762", 7),
+        ("https://arxiv.org/html/hep-th/9901001v2", "hep-th/9901001", 2),
+        ("https://arxiv.org/html/1706.03762", "1706.03762", None),
+        ("https://arxiv.org/html/1706.037621v7", "1706.03762", None),  # another paper
+    ],
+)
+def test_the_version_is_read_from_the_final_url(url, paper, version):
+    assert version_in_url(url, paper) == version
+
+
+@pytest.mark.parametrize(
+    ("html", "version"),
+    [
+        (b'<head><base href="/html/1706.03762v7/"></head>', 7),
+        (b"<p>arXiv:1706.03762v5 [cs.CL] 2 Aug 2023</p>", 5),
+        (b"<p>arXiv:1706.037621v5</p>", None),  # another paper's marker
+        (b"<p>cites arXiv:1807.00001v2</p>", None),
+        (b"<p>no marker</p>", None),
+    ],
+)
+def test_the_version_is_read_from_the_page_markers_of_this_paper_only(html, version):
+    assert version_in_page(html, "1706.03762") == version
+
+
+def test_retry_after_is_read_as_seconds_or_an_http_date():
+    assert parse_retry_after("3") == 3.0
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
+    assert parse_retry_after("soon") is None
+    assert parse_retry_after(None) is None
+
+
+def test_settings_are_read_from_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("PAPERANCHOR_MIN_GAP_S", "0.5")
+    monkeypatch.setenv("PAPERANCHOR_AR5IV_URL", "")
+    monkeypatch.setenv("PAPERANCHOR_OFFLINE", "1")
+    monkeypatch.setenv("PAPERANCHOR_ARXIV_HTML_URL", "https://arxiv.example/html/")
+    monkeypatch.setenv("PAPERANCHOR_LOCAL_DIR", "")
+
+    settings = Settings(_env_file=None)
+
+    assert settings.min_gap_s == 0.5 and settings.offline is True
+    assert settings.ar5iv_url == "" and settings.local_dir is None
+    assert settings.arxiv_html_url == "https://arxiv.example/html"
+    assert settings.public_base == f"http://{settings.host}:{settings.port}"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("min_gap_s", -1, "PAPERANCHOR_MIN_GAP_S must be >= 0"),
+        ("max_retries", -1, "PAPERANCHOR_MAX_RETRIES must be 0-20"),
+        ("timeout_s", 0, "PAPERANCHOR_TIMEOUT_S must be a positive number"),
+        ("max_html_mb", -5, "PAPERANCHOR_MAX_HTML_MB must be a positive number"),
+        ("arxiv_html_url", "ftp://arxiv.org/html", "PAPERANCHOR_ARXIV_HTML_URL must be an http"),
+        ("cache_url", "memcached://x", "PAPERANCHOR_CACHE_URL must be a redis:// URL"),
+        ("rate_limit", "lots", "PAPERANCHOR_RATE_LIMIT must be"),
+    ],
+)
+def test_a_setting_out_of_range_is_refused_with_its_variable_named(field, value, message):
+    with pytest.raises(ValidationError, match=message):
+        Settings(_env_file=None, **{field: value})
