@@ -251,12 +251,12 @@ class Sources:
                     f"{label} asks to retry {ref.idv} in {retry_after:.0f} s ({failure})",
                     retry_after=retry_after,
                 )
+            if retry_after is not None:
+                gate.defer(retry_after)  # the host asked: every request to it waits
             if attempt + 1 == attempts:
                 break
             log.warning("%s: %s for %s; retrying", label, failure, url)
-            if retry_after is not None:
-                gate.defer(retry_after)
-            else:
+            if retry_after is None:
                 ceiling = min(settings.backoff_cap_s, settings.backoff_s * 2**attempt)
                 await asyncio.sleep(random.uniform(0, ceiling))
         tried = f"after {attempts} attempt{'s' if attempts > 1 else ''}"

@@ -196,8 +196,9 @@ def _code(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Code:
     code_id = el.get("id") or ctx.positional_id(parent_id, "code")
     lines = [n for n in el.iter() if "ltx_listingline" in (n.get("class") or "").split()]
     if lines:
-        rendered = ["".join(_text_without_line_numbers(line)).replace("\u00a0", " ").rstrip()
-                    for line in lines]
+        # a listing line is one line: the source's own newlines inside it are layout
+        rendered = ["".join(_text_without_line_numbers(line)).replace("\u00a0", " ")
+                    .replace("\n", "").rstrip() for line in lines]
         return Code(code_id, "\n".join(rendered))
     text = "".join(_text_without_line_numbers(el)).replace("\u00a0", " ")
     return Code(code_id, text.strip("\n"))
@@ -213,7 +214,7 @@ def _text_without_line_numbers(el: HtmlElement) -> list[str]:
             if tag_of(child) == "math":
                 tex = math_tex(child)
                 out.append(f"${tex}$" if tex else "")
-            elif "ltx_tag_listingline" not in (child.get("class") or ""):
+            elif tag_of(child) != "svg" and "ltx_tag_listingline" not in (child.get("class") or ""):
                 out.extend(_text_without_line_numbers(child))
         if child.tail:
             out.append(child.tail)

@@ -118,7 +118,7 @@ def table_cells(
         for cell in cells:
             while (row_index, col) in grid:
                 col += 1
-            content, _c, _n = inline_of(cell, ctx)
+            content, _c, _n = inline_of(cell, ctx, cell=True)
             value = (content.text, content.markdown)
             rowspan = _span(cell.get("rowspan"))
             colspan = _span(cell.get("colspan"))

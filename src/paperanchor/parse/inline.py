@@ -18,6 +18,7 @@ _EMPHASIS = (
 _TAG_EMPHASIS = {"b": "**", "strong": "**", "i": "*", "em": "*", "code": "`", "tt": "`"}
 _EXTERNAL = re.compile(r"^(?:https?|ftp|mailto):", re.IGNORECASE)
 _SPACES = re.compile(r" {2,}")
+_INNER_DOLLAR = re.compile(r"(?<!\\)\$")
 
 
 @dataclass
@@ -26,10 +27,17 @@ class InlineResult:
     text: list[str] = field(default_factory=list)
     cites: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    cell: bool = False
 
     def add(self, md: str, text: str | None = None) -> None:
         self.md.append(md)
         self.text.append(md if text is None else text)
+
+    def add_text(self, raw: str) -> None:
+        """Words of the page: a literal `$` is escaped in Markdown, where it would open math."""
+        words = squash(raw)
+        self.md.append(words.replace("$", "\\$") if "$" in words else words)
+        self.text.append(words)
 
     def inline(self) -> Inline:
         return Inline(tidy("".join(self.md)), tidy("".join(self.text)))
@@ -46,12 +54,16 @@ def inline_of(
     *,
     skip: frozenset[str] = frozenset(),
     include_tail: bool = False,
+    cell: bool = False,
 ) -> tuple[Inline, tuple[str, ...], tuple[str, ...]]:
-    """Render an element's content; `skip` names classes whose elements are left out."""
-    out = InlineResult()
+    """Render an element's content; `skip` names classes whose elements are left out.
+
+    In a table `cell`, display math stays inline so the row stays one line.
+    """
+    out = InlineResult(cell=cell)
     _content(el, ctx, out, skip)
     if include_tail and el.tail:
-        out.add(squash(el.tail))
+        out.add_text(el.tail)
     return out.inline(), tuple(dict.fromkeys(out.cites)), tuple(dict.fromkeys(out.notes))
 
 
@@ -60,7 +72,7 @@ def inline_of_elements(parts: list[HtmlElement | str], ctx: ParseContext) -> tup
     out = InlineResult()
     for part in parts:
         if isinstance(part, str):
-            out.add(squash(part))
+            out.add_text(part)
         else:
             _element(part, ctx, out, frozenset())
     return out.inline(), tuple(dict.fromkeys(out.cites)), tuple(dict.fromkeys(out.notes))
@@ -68,12 +80,12 @@ def inline_of_elements(parts: list[HtmlElement | str], ctx: ParseContext) -> tup
 
 def _content(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> None:
     if el.text:
-        out.add(squash(el.text))
+        out.add_text(el.text)
     for child in el:
         if isinstance(child.tag, str):
             _element(child, ctx, out, skip)
         if child.tail:
-            out.add(squash(child.tail))
+            out.add_text(child.tail)
 
 
 def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> None:
@@ -87,7 +99,11 @@ def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
         tex = math_tex(el)
         if not tex:
             return
-        if el.get("display") == "block":
+        if "$" in tex:
+            # LaTeXML keeps text-mode `$…$` inside some annotations (units, \text{…$x$…});
+            # inside inline math they would close it, and they mean nothing in math mode.
+            tex = _INNER_DOLLAR.sub("", tex)
+        if el.get("display") == "block" and not out.cell:
             out.add(f" $${tex}$$ ", f"${tex}$")
         else:
             out.add(f"${tex}$")
@@ -129,7 +145,7 @@ def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
     if marker is None:
         _content(el, ctx, out, skip)
         return
-    inner = InlineResult()
+    inner = InlineResult(cell=out.cell)
     _content(el, ctx, inner, skip)
     out.cites.extend(inner.cites)
     out.notes.extend(inner.notes)
@@ -146,7 +162,7 @@ def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
 
 def _link(el: HtmlElement, cls: set[str], ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> None:
     href = (el.get("href") or "").strip()
-    inner = InlineResult()
+    inner = InlineResult(cell=out.cell)
     _content(el, ctx, inner, skip)
     out.cites.extend(inner.cites)
     out.notes.extend(inner.notes)

@@ -107,9 +107,16 @@ def reference_line(reference: Reference) -> str:
 
 
 def _indent(text: str, prefix: str) -> str:
+    """Indent a list item's continuation lines; TeX lines inside `$$…$$` stay verbatim
+    (a display is a paragraph, which a list item continues lazily)."""
     pad = " " * len(prefix)
-    lines = text.split("\n")
-    return "\n".join([prefix + lines[0], *[(pad + line) if line else line for line in lines[1:]]])
+    out = [prefix + text.split("\n", 1)[0]]
+    in_display = text.split("\n", 1)[0].count("$$") % 2 == 1
+    for line in text.split("\n")[1:]:
+        out.append(line if in_display or not line else pad + line)
+        if line.count("$$") % 2 == 1:
+            in_display = not in_display
+    return "\n".join(out)
 
 
 def list_markdown(block: ListBlock) -> str:
