@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import gzip
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -178,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader went away (`| head`): stop quietly, as other Unix tools do
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        return 0
     except Exception as exc:  # never a traceback on the command line
         print(internal(exc).wire_text(), file=sys.stderr)
         return 1

@@ -71,7 +71,14 @@ class Library:
                 return cached
         return await self._flight.run(ref.idv, lambda: self._load_uncached(ref))
 
+    async def __aenter__(self) -> Library:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
     async def aclose(self) -> None:
+        """Close the store and sources this library opened itself."""
         if self._owns_sources:
             await self.sources.aclose()
         if self._owns_store:
@@ -89,7 +96,8 @@ class Library:
         if page.source == "local":
             document = await self._local_document(page)
             return _loaded(document, page)
-        document = await asyncio.to_thread(self._parse, page.html, page.base_url)
+        base_url = page.base_url or page.source_url
+        document = await asyncio.to_thread(self._parse, page.html, base_url)
         loaded = _loaded(document, page)
         await asyncio.to_thread(self._remember, ref, loaded)
         return loaded
@@ -102,7 +110,7 @@ class Library:
         if cached is not None:
             self.cache_hits += 1
             return cached
-        document = await asyncio.to_thread(self._parse, page.html, page.base_url)
+        document = await asyncio.to_thread(self._parse, page.html, page.base_url or page.source_url)
         ttl = self.settings.latest_ttl_s
         if ttl > 0:
             await asyncio.to_thread(self.cache.put_paper, key, self.parser_version, document, ttl)

@@ -1,0 +1,78 @@
+"""The command line: operations on files and local references; errors as `code: detail`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.corpus_pages import fixture_path
+
+FIXTURES_HTML = fixture_path("short").parent
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "PAPERANCHOR_OFFLINE": "1", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "paperanchor.cli", *args], capture_output=True,
+                          text=True, timeout=120, env=full_env)
+
+
+def test_outline_of_a_file_prints_the_section_tree() -> None:
+    result = run("outline", str(fixture_path("short")))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Sparse Anchoring for Incremental Document Alignment\n")
+    assert "1 Introduction  (S1," in result.stdout
+
+
+def test_read_without_an_anchor_prints_the_whole_paper_as_markdown() -> None:
+    result = run("read", str(fixture_path("short")))
+    assert result.returncode == 0
+    assert result.stdout.startswith("# Sparse Anchoring for Incremental Document Alignment\n")
+    assert "# 3 Conclusion" in result.stdout
+
+
+def test_read_json_and_max_tokens() -> None:
+    result = run("read", str(fixture_path("full")), "S2", "--max-tokens", "100", "--json")
+    data = json.loads(result.stdout)
+    assert data["id"] == "S2" and data["truncated"] is True
+    assert data["markdown"].startswith("# 2 Model")
+
+
+def test_a_local_reference_is_found_in_the_local_directory() -> None:
+    result = run("cite", "local/short", "S2.p2", "--json",
+                 env={"PAPERANCHOR_LOCAL_DIR": str(FIXTURES_HTML)})
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["anchor"] == "S2.p2" and data["url"].endswith("/local/short/sections/S2.md")
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("read", "{short}", "nowhere"), 'not-found: No anchor "nowhere" in local/short'),
+        (("outline", "not a paper"), 'bad-request: Not a paper reference: "not a paper"'),
+        (("search", "{short}", "anchor", "--limit", "500"), "bad-request: limit=500 is out of range"),
+        (("outline", "/no/such/file.html"), "not-found: Cannot read /no/such/file.html"),
+        (("equation", "{short}", "S1"), "not-found: No equation"),
+    ],
+)
+def test_errors_go_to_stderr_as_code_and_detail_without_a_traceback(
+    args: tuple[str, ...], expected: str
+) -> None:
+    result = run(*(a.format(short=fixture_path("short")) for a in args))
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.startswith(expected), result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_file_that_is_not_latexml_is_an_upstream_error(tmp_path: Path) -> None:
+    page = tmp_path / "plain.html"
+    page.write_text("<html><body><p>hello</p></body></html>")
+    result = run("outline", str(page))
+    assert result.returncode == 1
+    assert result.stderr.startswith("upstream-error: the page is not a LaTeXML document")
