@@ -45,8 +45,10 @@ def _short(text: str, width: int = 70) -> str:
 def _dump(block: Block, depth: int, out: list[str]) -> None:
     pad = "  " * depth
     if isinstance(block, Section):
-        out.append(f"{pad}section[{block.kind}] {block.id} level={block.level} "
-                   f"number={block.number!r} title={block.title.text!r} errors={block.errors}")
+        out.append(
+            f"{pad}section[{block.kind}] {block.id} level={block.level} "
+            f"number={block.number!r} title={block.title.text!r} errors={block.errors}"
+        )
         children = block.blocks
     elif isinstance(block, Paragraph):
         out.append(f"{pad}paragraph {block.id}")
@@ -63,12 +65,16 @@ def _dump(block: Block, depth: int, out: list[str]) -> None:
         out.append(f"{pad}equation-group {block.id}")
         children = block.rows
     elif isinstance(block, Figure):
-        out.append(f"{pad}figure[{block.kind}] {block.id} number={block.number!r} "
-                   f"caption={_short(block.caption.text)!r} images={list(block.images)}")
+        out.append(
+            f"{pad}figure[{block.kind}] {block.id} number={block.number!r} "
+            f"caption={_short(block.caption.text)!r} images={list(block.images)}"
+        )
         children = (*block.panels, *block.blocks)
     elif isinstance(block, Table):
-        out.append(f"{pad}table {block.id} number={block.number!r} header_rows={block.header_rows} "
-                   f"caption={_short(block.caption.text)!r}")
+        out.append(
+            f"{pad}table {block.id} number={block.number!r} header_rows={block.header_rows} "
+            f"caption={_short(block.caption.text)!r}"
+        )
         out.extend(f"{pad}  | " + " | ".join(row) for row in block.rows)
         children = block.panels
     elif isinstance(block, Theorem):
@@ -90,8 +96,10 @@ def _dump(block: Block, depth: int, out: list[str]) -> None:
     elif isinstance(block, Bibliography):
         out.append(f"{pad}bibliography {block.id}")
         for ref in block.references:
-            out.append(f"{pad}  reference {ref.id} number={ref.number!r} label={ref.label!r} "
-                       f"year={ref.year!r} arxiv={ref.arxiv!r} doi={ref.doi!r} url={ref.url!r}")
+            out.append(
+                f"{pad}  reference {ref.id} number={ref.number!r} label={ref.label!r} "
+                f"year={ref.year!r} arxiv={ref.arxiv!r} doi={ref.doi!r} url={ref.url!r}"
+            )
             out.append(f"{pad}    authors={list(ref.authors)} title={ref.title!r}")
         return
     else:  # pragma: no cover - a new node kind must be added here
@@ -101,8 +109,12 @@ def _dump(block: Block, depth: int, out: list[str]) -> None:
 
 
 def dump_tree(document: Document) -> str:
-    out = [f"title: {document.title.text!r}", f"authors: {list(document.authors)}",
-           f"errors: {document.errors}", f"keywords: {document.keywords!r}"]
+    out = [
+        f"title: {document.title.text!r}",
+        f"authors: {list(document.authors)}",
+        f"errors: {document.errors}",
+        f"keywords: {document.keywords!r}",
+    ]
     if document.abstract is not None:
         _dump(document.abstract, 0, out)
     for block in document.blocks:

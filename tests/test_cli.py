@@ -17,8 +17,13 @@ FIXTURES_HTML = fixture_path("short").parent
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "PAPERANCHOR_OFFLINE": "1", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "paperanchor.cli", *args], capture_output=True,
-                          text=True, timeout=120, env=full_env)
+    return subprocess.run(
+        [sys.executable, "-m", "paperanchor.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=full_env,
+    )
 
 
 def test_outline_of_a_file_prints_the_section_tree() -> None:
@@ -43,8 +48,9 @@ def test_read_json_and_max_tokens() -> None:
 
 
 def test_a_local_reference_is_found_in_the_local_directory() -> None:
-    result = run("cite", "local/short", "S2.p2", "--json",
-                 env={"PAPERANCHOR_LOCAL_DIR": str(FIXTURES_HTML)})
+    result = run(
+        "cite", "local/short", "S2.p2", "--json", env={"PAPERANCHOR_LOCAL_DIR": str(FIXTURES_HTML)}
+    )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["anchor"] == "S2.p2" and data["url"].endswith("/local/short/sections/S2.md")
@@ -55,7 +61,10 @@ def test_a_local_reference_is_found_in_the_local_directory() -> None:
     [
         (("read", "{short}", "nowhere"), 'not-found: No anchor "nowhere" in local/short'),
         (("outline", "not a paper"), 'bad-request: Not a paper reference: "not a paper"'),
-        (("search", "{short}", "anchor", "--limit", "500"), "bad-request: limit=500 is out of range"),
+        (
+            ("search", "{short}", "anchor", "--limit", "500"),
+            "bad-request: limit=500 is out of range",
+        ),
         (("outline", "/no/such/file.html"), "not-found: Cannot read /no/such/file.html"),
         (("equation", "{short}", "S1"), "not-found: No equation"),
     ],

@@ -9,10 +9,19 @@ import textwrap
 import pytest
 
 BLOCKED = ("fastapi", "starlette", "mcp", "httpx", "diskcache", "redis", "uvicorn")
-PURE = ("paperanchor.tree", "paperanchor.parse", "paperanchor.render.markdown",
-        "paperanchor.render.text", "paperanchor.render.json", "paperanchor.anchors",
-        "paperanchor.search", "paperanchor.infer", "paperanchor.refs", "paperanchor.errors",
-        "paperanchor.service")
+PURE = (
+    "paperanchor.tree",
+    "paperanchor.parse",
+    "paperanchor.render.markdown",
+    "paperanchor.render.text",
+    "paperanchor.render.json",
+    "paperanchor.anchors",
+    "paperanchor.search",
+    "paperanchor.infer",
+    "paperanchor.refs",
+    "paperanchor.errors",
+    "paperanchor.service",
+)
 
 
 @pytest.mark.parametrize("module", PURE)
@@ -30,18 +39,22 @@ def test_a_pure_module_imports_with_web_and_network_libraries_blocked(module: st
         leaked = sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED)
         assert not leaked, leaked
     """)
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
 
 
 def test_the_blocker_itself_catches_an_impure_import() -> None:
-    script = ("import importlib.abc, sys\n"
-              "class B(importlib.abc.MetaPathFinder):\n"
-              "    def find_spec(self, name, path=None, target=None):\n"
-              "        if name.split('.')[0] == 'httpx': raise ImportError('blocked')\n"
-              "sys.meta_path.insert(0, B())\n"
-              "import paperanchor.sources\n")
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            timeout=60)
+    script = (
+        "import importlib.abc, sys\n"
+        "class B(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'httpx': raise ImportError('blocked')\n"
+        "sys.meta_path.insert(0, B())\n"
+        "import paperanchor.sources\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode != 0 and "blocked" in result.stderr

@@ -18,7 +18,7 @@ from tests.corpus_pages import fixture_path, parsed
 PUBLIC = "http://127.0.0.1:8000"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def fixture(name: str) -> service.Paper:
     document = parse_document(fixture_path(name).read_bytes(), f"https://example.org/{name}.html")
     return service.Paper.open(service.LocalPaper(document, f"local/{name}", f"local/{name}"))
@@ -40,8 +40,10 @@ def test_citing_a_subsection_paragraph_points_at_the_subsection_without_a_fragme
     cited = service.cite(fixture("full"), "S2.SS1.p1", PUBLIC)
     assert cited["url"] == f"{PUBLIC}/local/full/sections/S2.SS1.md"
     assert cited["anchor"] == "S2.SS1.p1"
-    assert cited["text"].startswith("A version of a document is a sequence of paragraphs "
-                                    "$P=(p_{1},\\dots,p_{n})$. Each paragraph is mapped")
+    assert cited["text"].startswith(
+        "A version of a document is a sequence of paragraphs "
+        "$P=(p_{1},\\dots,p_{n})$. Each paragraph is mapped"
+    )
     # the display equation sits inside the paragraph, as TeX, with its printed number
     assert "\n$J(p,q)=\\frac{\\sum_{f\\in\\phi(p)\\cap\\phi(q)}w_{f}}" in cited["text"]
     assert "#" not in cited["url"]
@@ -60,7 +62,14 @@ def test_search_orders_by_distinct_terms_then_occurrences_then_document_order() 
     hits = service.search_paper(fixture("short"), "Anchor PARAGRAPH", 50)
     abstract_anchor = hits[1]["anchor"]
     assert [h["anchor"] for h in hits] == [
-        "S2.p1", abstract_anchor, "S1.p2", "S1.p3", "S2.p2", "S3.p1", "S1.p1"]
+        "S2.p1",
+        abstract_anchor,
+        "S1.p2",
+        "S1.p3",
+        "S2.p2",
+        "S3.p1",
+        "S1.p1",
+    ]
     assert hits[1]["sectionId"] == "abstract"
     assert [h["sectionId"] for h in hits[2:]] == ["S1", "S1", "S2", "S3", "S1"]
 
@@ -158,7 +167,9 @@ def test_a_section_is_not_a_figure() -> None:
 def test_an_unknown_anchor_suggests_the_nearest_section() -> None:
     with pytest.raises(NotFound) as caught:
         service.read(fixture("short"), "intro")
-    assert caught.value.detail.startswith('No anchor "intro" in local/short; did you mean introduction (S1)')
+    assert caught.value.detail.startswith(
+        'No anchor "intro" in local/short; did you mean introduction (S1)'
+    )
 
 
 def test_read_resolves_ids_aliases_and_slugs_case_insensitively() -> None:
@@ -175,7 +186,9 @@ def test_read_truncates_at_a_block_boundary_and_says_where_to_fetch_the_rest() -
     cut = service.read(paper, "S2", 100)
     assert not full.truncated and cut.truncated
     last = cut.markdown.rstrip("\n").rsplit("\n", 1)[-1]
-    match = re.fullmatch(r"…\[truncated: (\d+) more tokens; fetch /local/full/sections/S2\.md\]", last)
+    match = re.fullmatch(
+        r"…\[truncated: (\d+) more tokens; fetch /local/full/sections/S2\.md\]", last
+    )
     assert match
     shown = cut.markdown[: cut.markdown.rindex("\n\n…[truncated")]
     assert len(shown) <= 400 and full.markdown.startswith(shown)
@@ -210,11 +223,30 @@ def test_outline_has_the_spec_shape_and_extractive_inference() -> None:
     result = service.outline(fixture("short"))
     assert result["schema"] == 1 and result["inferred"] == "ready"
     assert set(result) == {
-        "schema", "paper", "idv", "version", "versionConfirmed", "source", "sourceUrl", "title",
-        "authors", "abstract", "tldr", "contributions", "inferred", "tokens", "counts", "sections"}
+        "schema",
+        "paper",
+        "idv",
+        "version",
+        "versionConfirmed",
+        "source",
+        "sourceUrl",
+        "title",
+        "authors",
+        "abstract",
+        "tldr",
+        "contributions",
+        "inferred",
+        "tokens",
+        "counts",
+        "sections",
+    }
     assert result["authors"] == ["Mira Okonkwo", "Tobias Lindqvist"]
-    assert [s["slug"] for s in result["sections"]] == ["introduction", "method", "conclusion",
-                                                        "references"]
+    assert [s["slug"] for s in result["sections"]] == [
+        "introduction",
+        "method",
+        "conclusion",
+        "references",
+    ]
     # contributions are the introduction's list, verbatim
     assert result["contributions"][0].startswith("a scoring rule that marks a paragraph")
     assert len(result["contributions"]) == 3
@@ -231,8 +263,9 @@ def test_every_inferred_sentence_appears_verbatim_in_the_paper(name: str) -> Non
         assert " ".join(sentence.split()) in flat
 
 
-@pytest.mark.parametrize("name", ["html/2501.11120v1.arxiv.html", "html/1808.08002.ar5iv.html",
-                                  "generated/scipy.html"])
+@pytest.mark.parametrize(
+    "name", ["html/2501.11120v1.arxiv.html", "html/1808.08002.ar5iv.html", "generated/scipy.html"]
+)
 def test_inference_on_real_papers_is_extractive(name: str) -> None:
     document = parsed(name)
     paper = service.Paper.open(service.LocalPaper(document, "x", "x"))

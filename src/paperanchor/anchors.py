@@ -149,8 +149,12 @@ class AnchorIndex:
         """Up to `limit` nearest anchors, fuzzy over ids, aliases, slugs and titles."""
         choices: dict[str, str] = {}
         for section in self.sections:
-            for name in (section.id, self.alias_of.get(section.id), self.slug_of.get(section.id),
-                         section.title.text):
+            for name in (
+                section.id,
+                self.alias_of.get(section.id),
+                self.slug_of.get(section.id),
+                section.title.text,
+            ):
                 if name:
                     choices.setdefault(name.lower(), section.id)
         for alias, node_id in self.aliases.items():

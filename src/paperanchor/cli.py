@@ -8,7 +8,7 @@ import gzip
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -73,8 +73,10 @@ def _show_outline(result: dict[str, Any]) -> None:
         for section in sections:
             number = f"{section['number']} " if section["number"] else ""
             errors = f"  [{section['errors']} conversion errors]" if section["errors"] else ""
-            print(f"{'  ' * depth}{number}{section['title']}  ({section['id']}, "
-                  f"{section['tokens']} tokens){errors}")
+            print(
+                f"{'  ' * depth}{number}{section['title']}  ({section['id']}, "
+                f"{section['tokens']} tokens){errors}"
+            )
             walk(section["children"], depth + 1)
 
     walk(result["sections"], 0)

@@ -10,7 +10,9 @@ from paperanchor.tree import Block, Document, ListBlock, Paragraph, Section, Tex
 # A sentence ends at . ! or ? followed by space and a capital, a digit or an opening mark;
 # common abbreviations and math spans are protected before splitting.
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[“\"$])")
-_ABBREV = re.compile(r"\b(?:e\.g|i\.e|et al|cf|vs|Fig|Figs|Eq|Eqs|Sec|Ref|Refs|resp|approx|etc|Dr|No)\.$")
+_ABBREV = re.compile(
+    r"\b(?:e\.g|i\.e|et al|cf|vs|Fig|Figs|Eq|Eqs|Sec|Ref|Refs|resp|approx|etc|Dr|No)\.$"
+)
 _MATH = re.compile(r"\$[^$]*\$")
 _CLAIM = re.compile(
     r"\b(?:we|this (?:paper|work|letter|article)|our (?:work|paper|method|approach|results?))\s+"
@@ -18,8 +20,9 @@ _CLAIM = re.compile(
     r"establish|describe|study|investigate|design|obtain|argue|conduct|evaluate|analy[sz]e)",
     re.IGNORECASE,
 )
-_CONTRIBUTION = re.compile(r"contribution|we (?:make|offer) the following|in summary|to summari[sz]e",
-                           re.IGNORECASE)
+_CONTRIBUTION = re.compile(
+    r"contribution|we (?:make|offer) the following|in summary|to summari[sz]e", re.IGNORECASE
+)
 MAX_CONTRIBUTIONS = 6
 
 
@@ -75,7 +78,10 @@ def contributions(document: Document) -> list[str] | None:
 def _introduction(document: Document) -> Section | None:
     sections = [s for s in document.sections if s.kind not in ("bibliography",)]
     for section in sections:
-        if "introduction" in section.title.text.lower() or "background" == section.title.text.lower():
+        if (
+            "introduction" in section.title.text.lower()
+            or section.title.text.lower() == "background"
+        ):
             return section
     return next((s for s in sections if s.kind in ("section", "body")), None)
 

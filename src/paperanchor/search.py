@@ -110,8 +110,10 @@ def search(found: list[Unit], query: str, limit: int) -> list[Hit]:
         if distinct:
             scored.append((-distinct, -total, position, unit, first))
     scored.sort(key=lambda row: (row[0], row[1], row[2]))
-    return [Hit(unit.anchor, unit.section_id, snippet(unit.text, at, length))
-            for _d, _t, _p, unit, (at, length) in scored[:limit]]
+    return [
+        Hit(unit.anchor, unit.section_id, snippet(unit.text, at, length))
+        for _d, _t, _p, unit, (at, length) in scored[:limit]
+    ]
 
 
 def snippet(text: str, at: int, length: int, radius: int = SNIPPET_RADIUS) -> str:

@@ -93,8 +93,15 @@ class ReadResult:
     markdown: str
 
     def to_json(self) -> JSON:
-        return {"paper": self.paper, "idv": self.idv, "id": self.id, "title": self.title,
-                "tokens": self.tokens, "truncated": self.truncated, "markdown": self.markdown}
+        return {
+            "paper": self.paper,
+            "idv": self.idv,
+            "id": self.id,
+            "title": self.title,
+            "tokens": self.tokens,
+            "truncated": self.truncated,
+            "markdown": self.markdown,
+        }
 
 
 @dataclass
@@ -291,7 +298,9 @@ def read(paper: Paper, anchor: str | None, max_tokens: object = None) -> ReadRes
         markdown, truncated = full, False
     else:
         markdown, truncated = truncate(paper.chunks(node_id), limit * 4, fetch)
-    return ReadResult(meta.paper, meta.idv, shown_id, title, tokens_of(markdown), truncated, markdown)
+    return ReadResult(
+        meta.paper, meta.idv, shown_id, title, tokens_of(markdown), truncated, markdown
+    )
 
 
 def cite(paper: Paper, anchor: str, public_url: str) -> JSON:
@@ -323,7 +332,9 @@ def _resolve_kind(paper: Paper, anchor: str, kinds: tuple[type, ...], what: str)
     located = paper.index.resolve(anchor)
     if not isinstance(located.node, kinds):
         kind = type(located.node).__name__.lower()
-        raise NotFound(f'No {what} "{shown(anchor)}" in {paper.meta.idv}: {located.node.id} is a {kind}')
+        raise NotFound(
+            f'No {what} "{shown(anchor)}" in {paper.meta.idv}: {located.node.id} is a {kind}'
+        )
     return located
 
 
@@ -352,7 +363,9 @@ def search_paper(paper: Paper, query: str, limit: object = None) -> list[JSON]:
 class PaperService:
     """The seven operations by paper reference, over a loader and a bounded in-memory cache."""
 
-    def __init__(self, loader: Loader, public_url: str, *, memory_papers: int = DEFAULT_MEMORY_PAPERS):
+    def __init__(
+        self, loader: Loader, public_url: str, *, memory_papers: int = DEFAULT_MEMORY_PAPERS
+    ):
         self.loader = loader
         self.public_url = public_url.rstrip("/")
         self.memory_papers = memory_papers

@@ -199,8 +199,17 @@ Block: TypeAlias = (
 # Section kinds that LaTeXML numbers or marks as document structure; `body` is the
 # positional section holding text that sits outside any section (letters).
 STRUCTURAL_KINDS = frozenset(
-    {"part", "chapter", "section", "subsection", "subsubsection", "paragraph",
-     "subparagraph", "appendix", "unnumbered"}
+    {
+        "part",
+        "chapter",
+        "section",
+        "subsection",
+        "subsubsection",
+        "paragraph",
+        "subparagraph",
+        "appendix",
+        "unnumbered",
+    }
 )
 
 

@@ -13,8 +13,18 @@ from paperanchor.tree import Equation, Figure, Section, Table
 from tests.corpus_pages import ALL_PAGES, HTML_PAGES, has_class, manifest, page_root, parsed
 
 MATHML_LEAKS = ("italic_", "start_POSTSUPERSCRIPT", "start_POSTSUBSCRIPT", "end_POSTSUBSCRIPT")
-CHROME = ("Generated on", "Generated  on", "by LaTeXML", "Mascot Sammy", "{% raw %}", "<script",
-          "<style", "Report issue", "ltx_page_footer", "Back to top")
+CHROME = (
+    "Generated on",
+    "Generated  on",
+    "by LaTeXML",
+    "Mascot Sammy",
+    "{% raw %}",
+    "<script",
+    "<style",
+    "Report issue",
+    "ltx_page_footer",
+    "Back to top",
+)
 
 
 def _paper(name: str) -> Paper:
@@ -29,7 +39,9 @@ def _walk(blocks):  # type: ignore[no-untyped-def]
 
 
 def _paragraph_units(document) -> int:  # type: ignore[no-untyped-def]
-    return sum(1 for b in _walk(document.blocks) if isinstance(b, Section) and b.kind == "paragraph")
+    return sum(
+        1 for b in _walk(document.blocks) if isinstance(b, Section) and b.kind == "paragraph"
+    )
 
 
 @pytest.mark.parametrize("name", HTML_PAGES)
@@ -52,9 +64,7 @@ def test_counts_equal_the_manifest(name: str) -> None:
     assert found["paragraphs"] == divs
     # The manifest counted equation ids on `table`/`tbody` only; LaTeXML 0.8.0 put the ids of
     # a group's rows on `tr`, so those rows are added back (0903.1000, 1311.0066).
-    row_ids = {
-        e.get("id") for e in root.iter("tr") if re.search(r"\.Ex?\d+$", e.get("id") or "")
-    }
+    row_ids = {e.get("id") for e in root.iter("tr") if re.search(r"\.Ex?\d+$", e.get("id") or "")}
     assert found["equations"] == int(row["n_equations"]) + len(row_ids)
 
 

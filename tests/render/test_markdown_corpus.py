@@ -70,8 +70,9 @@ def test_every_body_paragraph_is_kept(name: str) -> None:
         f"[not(ancestor::*[{has_class('ltx_authors')}])]"
     )
     assert paragraphs
-    missing = [p.get("id") or _page_text(p)[:60] for p in paragraphs
-               if _alnum(_page_text(p)) not in words]
+    missing = [
+        p.get("id") or _page_text(p)[:60] for p in paragraphs if _alnum(_page_text(p)) not in words
+    ]
     assert not missing, missing[:5]
 
 
@@ -93,8 +94,9 @@ def test_every_display_equation_keeps_its_tex_verbatim_inside_double_dollars(nam
                 assert tex in inside, (table.get("id"), tex[:80])
                 checked += 1
     assert checked >= len(equations) - sum(1 for t in equations if not t.xpath(".//math"))
-    page_tex = sorted((math_tex(m) for t in equations for m in t.iter("{*}math", "math")),
-                      key=len, reverse=True)
+    page_tex = sorted(
+        (math_tex(m) for t in equations for m in t.iter("{*}math", "math")), key=len, reverse=True
+    )
     for display in displays:
         # no inline `$` nested inside a display, other than the page's own TeX has
         rest = display
@@ -107,9 +109,12 @@ def test_every_display_equation_keeps_its_tex_verbatim_inside_double_dollars(nam
 def test_every_table_is_a_pipe_table(name: str) -> None:
     root = page_root(name)
     markdown = _markdown(name)
-    tables = [t for t in root.xpath(f"//figure[{has_class('ltx_table')}]")
-              if t.xpath(f".//table[{has_class('ltx_tabular')}]")
-              and not t.xpath(f"ancestor::figure[{has_class('ltx_table')}]")]
+    tables = [
+        t
+        for t in root.xpath(f"//figure[{has_class('ltx_table')}]")
+        if t.xpath(f".//table[{has_class('ltx_tabular')}]")
+        and not t.xpath(f"ancestor::figure[{has_class('ltx_table')}]")
+    ]
     separators = re.findall(r"^\|(?:---\|)+$", markdown, flags=re.MULTILINE)
     assert len(separators) >= len(tables)
     for line in markdown.splitlines():
@@ -153,4 +158,6 @@ def test_no_mathml_text_and_no_page_chrome(name: str) -> None:
     outside_math = _MATH_MD.sub(" ", markdown)
     page_tex = " ".join(math_tex(m) for m in page_root(name).iter("{*}math", "math"))
     if not _MATH_ALPHANUMERIC.search(page_tex):
-        assert not _MATH_ALPHANUMERIC.search(outside_math), _MATH_ALPHANUMERIC.findall(outside_math)[:5]
+        assert not _MATH_ALPHANUMERIC.search(outside_math), _MATH_ALPHANUMERIC.findall(
+            outside_math
+        )[:5]

@@ -19,8 +19,20 @@ from paperanchor.tree import Block, Document, Inline, Section
 # Bump when the tree or its rendering changes: cached papers of another version are rebuilt.
 PARSER_VERSION = "1"
 
-_FRONT = frozenset({"ltx_authors", "ltx_abstract", "ltx_keywords", "ltx_classification", "ltx_dates",
-                    "ltx_date", "ltx_TOC", "ltx_subtitle", "ltx_title_document", "ltx_pagination"})
+_FRONT = frozenset(
+    {
+        "ltx_authors",
+        "ltx_abstract",
+        "ltx_keywords",
+        "ltx_classification",
+        "ltx_dates",
+        "ltx_date",
+        "ltx_TOC",
+        "ltx_subtitle",
+        "ltx_title_document",
+        "ltx_pagination",
+    }
+)
 _XML_DECL = re.compile(rb"^\s*<\?xml[^>]*\?>")
 _GENERATOR = re.compile(r"by LaTeXML \(version ([^)]+)\)")
 _COUNT_ERRORS = etree.XPath("count(.//*[contains(concat(' ', @class, ' '), ' ltx_ERROR ')])")
@@ -87,8 +99,11 @@ def _body(document: HtmlElement, ctx: ParseContext) -> list[Block]:
         if loose:
             runs += 1
             section_id = "body" if runs == 1 else f"body.{runs}"
-            out.append(Section(section_id, "body", None, "", Inline("Main text", "Main text"), 1,
-                               tuple(loose)))
+            out.append(
+                Section(
+                    section_id, "body", None, "", Inline("Main text", "Main text"), 1, tuple(loose)
+                )
+            )
             loose.clear()
 
     for child in children(document):

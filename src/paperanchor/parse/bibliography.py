@@ -59,8 +59,11 @@ def parse_entry(item: HtmlElement, ctx: ParseContext, position: int) -> Referenc
         match = _URL.search(text)
         url = match.group(0).rstrip(_TRAILING) if match else None
     year = _year(label if author_year else "", text, arxiv, doi)
-    authors = _authors(block_texts[0].text if block_texts else "") if len(block_texts) > 1 else _authors(
-        text.split(". ")[0] if text else "")
+    authors = (
+        _authors(block_texts[0].text if block_texts else "")
+        if len(block_texts) > 1
+        else _authors(text.split(". ")[0] if text else "")
+    )
     title = _title([b.text for b in block_texts])
     return Reference(ref_id, number, label, text, markdown, authors, title, year, arxiv, doi, url)
 
@@ -107,7 +110,12 @@ def _authors(block: str) -> tuple[str, ...]:
         part = parts[index]
         nxt = parts[index + 1] if index + 1 < len(parts) else None
         # "Surname, I." pairs: a part of initials belongs to the surname before it
-        if nxt is not None and _INITIALS.match(nxt) and not _INITIALS.match(part) and " " not in part:
+        if (
+            nxt is not None
+            and _INITIALS.match(nxt)
+            and not _INITIALS.match(part)
+            and " " not in part
+        ):
             names.append(f"{nxt} {part}".strip())
             index += 2
             continue

@@ -29,12 +29,47 @@ _HAS_STRUCTURE = etree.XPath(
     "boolean(.//section | .//h1 | .//h2 | .//div[contains(concat(' ', @class, ' '), ' ltx_para ')])"
 )
 # Containers LaTeXML uses for layout only: their children are read as if they were ours.
-_TRANSPARENT = frozenset({"ltx_block", "ltx_logical-block", "ltx_inline-block", "ltx_flex_figure",
-                          "ltx_flex_cell", "ltx_minipage", "ltx_centering", "ltx_figure_panel"})
-_SKIP = frozenset({"ltx_pagination", "ltx_TOC", "ltx_page_navbar", "ltx_page_header",
-                   "ltx_page_footer", "ltx_rdf", "ltx_listing_data", "ltx_role_newpage"})
-_SKIP_TAGS = frozenset({"script", "style", "nav", "header", "footer", "button", "form", "input",
-                        "noscript", "template", "link", "meta", "hr"})
+_TRANSPARENT = frozenset(
+    {
+        "ltx_block",
+        "ltx_logical-block",
+        "ltx_inline-block",
+        "ltx_flex_figure",
+        "ltx_flex_cell",
+        "ltx_minipage",
+        "ltx_centering",
+        "ltx_figure_panel",
+    }
+)
+_SKIP = frozenset(
+    {
+        "ltx_pagination",
+        "ltx_TOC",
+        "ltx_page_navbar",
+        "ltx_page_header",
+        "ltx_page_footer",
+        "ltx_rdf",
+        "ltx_listing_data",
+        "ltx_role_newpage",
+    }
+)
+_SKIP_TAGS = frozenset(
+    {
+        "script",
+        "style",
+        "nav",
+        "header",
+        "footer",
+        "button",
+        "form",
+        "input",
+        "noscript",
+        "template",
+        "link",
+        "meta",
+        "hr",
+    }
+)
 
 
 def is_section(el: HtmlElement) -> bool:
@@ -98,13 +133,34 @@ def _is_block_element(el: HtmlElement) -> bool:
     if tag in _SKIP_TAGS:
         return True
     cls = classes(el)
-    if cls & _SKIP or cls & _TRANSPARENT and tag in ("div", "figure", "section"):
+    if cls & _SKIP or (cls & _TRANSPARENT and tag in ("div", "figure", "section")):
         return True
-    if tag in ("p", "div", "section", "figure", "table", "ul", "ol", "dl", "pre", "blockquote",
-               "h1", "h2", "h3", "h4", "h5", "h6", "article", "aside"):
+    if tag in (
+        "p",
+        "div",
+        "section",
+        "figure",
+        "table",
+        "ul",
+        "ol",
+        "dl",
+        "pre",
+        "blockquote",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "article",
+        "aside",
+    ):
         return True
-    return tag == "math" and el.get("display") == "block" and "ltx_para" in (
-        el.getparent().get("class") or "")
+    return (
+        tag == "math"
+        and el.get("display") == "block"
+        and "ltx_para" in (el.getparent().get("class") or "")
+    )
 
 
 def block_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Block | None:
@@ -134,10 +190,13 @@ def block_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Block | None
         return parse_tabular(el, ctx, parent_id)
     if "ltx_theorem" in cls or "ltx_proof" in cls:
         return _theorem(el, cls, ctx, parent_id)
-    if tag in ("ul", "ol", "dl") and (cls & {"ltx_itemize", "ltx_enumerate", "ltx_description"} or
-                                     tag != "ul" or el.find("li") is not None):
+    if tag in ("ul", "ol", "dl") and (
+        cls & {"ltx_itemize", "ltx_enumerate", "ltx_description"}
+        or tag != "ul"
+        or el.find("li") is not None
+    ):
         return _list(el, tag, cls, ctx, parent_id)
-    if "ltx_listing" in cls or tag == "pre" or "ltx_verbatim" in cls and tag != "span":
+    if "ltx_listing" in cls or tag == "pre" or ("ltx_verbatim" in cls and tag != "span"):
         if _HAS_STRUCTURE(el):
             return None  # a broken conversion swallowed the document into a listing
         return _code(el, ctx, parent_id)
@@ -151,12 +210,21 @@ def block_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Block | None
 
 def _theorem(el: HtmlElement, cls: set[str], ctx: ParseContext, parent_id: str) -> Theorem:
     block_id = el.get("id") or ctx.positional_id(parent_id, "thm")
-    kind = "proof" if "ltx_proof" in cls else next(
-        (c.removeprefix("ltx_theorem_") for c in cls if c.startswith("ltx_theorem_")), "theorem")
+    kind = (
+        "proof"
+        if "ltx_proof" in cls
+        else next(
+            (c.removeprefix("ltx_theorem_") for c in cls if c.startswith("ltx_theorem_")), "theorem"
+        )
+    )
     label_el = None
     rest: list[Block] = []
     for child in children(el):
-        if label_el is None and tag_of(child) in ("h2", "h3", "h4", "h5", "h6") and "ltx_title" in classes(child):
+        if (
+            label_el is None
+            and tag_of(child) in ("h2", "h3", "h4", "h5", "h6")
+            and "ltx_title" in classes(child)
+        ):
             label_el = child
             continue
         rest.extend(blocks_of(child, ctx, block_id))
@@ -185,8 +253,13 @@ def _list(el: HtmlElement, tag: str, cls: set[str], ctx: ParseContext, parent_id
                 continue
             content.extend(blocks_of(part, ctx, item_id))
         if child.text and child.text.strip():
-            content.insert(0, Text(ctx.positional_id(item_id, "t"),
-                                   Inline(squash(child.text).strip(), squash(child.text).strip())))
+            content.insert(
+                0,
+                Text(
+                    ctx.positional_id(item_id, "t"),
+                    Inline(squash(child.text).strip(), squash(child.text).strip()),
+                ),
+            )
         items.append(ListItem(item_id, item_tag, tuple(content)))
     ordered = tag == "ol" or "ltx_enumerate" in cls
     return ListBlock(list_id, ordered, tuple(items))
@@ -197,8 +270,13 @@ def _code(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Code:
     lines = [n for n in el.iter() if "ltx_listingline" in (n.get("class") or "").split()]
     if lines:
         # a listing line is one line: the source's own newlines inside it are layout
-        rendered = ["".join(_text_without_line_numbers(line)).replace("\u00a0", " ")
-                    .replace("\n", "").rstrip() for line in lines]
+        rendered = [
+            "".join(_text_without_line_numbers(line))
+            .replace("\u00a0", " ")
+            .replace("\n", "")
+            .rstrip()
+            for line in lines
+        ]
         return Code(code_id, "\n".join(rendered))
     text = "".join(_text_without_line_numbers(el)).replace("\u00a0", " ")
     return Code(code_id, text.strip("\n"))

@@ -6,9 +6,17 @@ from paperanchor.parse.context import ParseContext
 from paperanchor.parse.dom import HtmlElement, children, classes, math_tex, squash, tag_of
 from paperanchor.tree import Equation, EquationGroup
 
-_NOT_CONTENT = frozenset({"ltx_eqn_center_padleft", "ltx_eqn_center_padright", "ltx_eqn_eqno",
-                          "ltx_eqn_left_padleft", "ltx_eqn_right_padright", "ltx_eqn_left_padright",
-                          "ltx_eqn_right_padleft"})
+_NOT_CONTENT = frozenset(
+    {
+        "ltx_eqn_center_padleft",
+        "ltx_eqn_center_padright",
+        "ltx_eqn_eqno",
+        "ltx_eqn_left_padleft",
+        "ltx_eqn_right_padright",
+        "ltx_eqn_left_padright",
+        "ltx_eqn_right_padleft",
+    }
+)
 
 
 def _rows(table: HtmlElement) -> list[tuple[HtmlElement, HtmlElement | None]]:
@@ -86,7 +94,9 @@ def parse_group(table: HtmlElement, ctx: ParseContext, parent_id: str) -> Equati
         if rows and (holder_id is None or holder_id == holder_ids[-1]):
             prev = rows[-1]
             latex = " \\\\ ".join(x for x in (prev.latex, _join(cells)) if x)
-            rows[-1] = Equation(prev.id, prev.number or number, latex, (*prev.cells, *cells), group_id)
+            rows[-1] = Equation(
+                prev.id, prev.number or number, latex, (*prev.cells, *cells), group_id
+            )
             continue
         row_id = holder_id or f"{group_id}.r{len(rows) + 1}"
         rows.append(Equation(row_id, number, _join(cells), tuple(cells), group_id))

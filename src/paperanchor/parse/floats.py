@@ -57,12 +57,16 @@ def _images(el: HtmlElement, ctx: ParseContext) -> tuple[str, ...]:
     return tuple(dict.fromkeys(urls))
 
 
-def parse_float(el: HtmlElement, ctx: ParseContext, parent_id: str, blocks_of: BlocksOf) -> Figure | Table:
+def parse_float(
+    el: HtmlElement, ctx: ParseContext, parent_id: str, blocks_of: BlocksOf
+) -> Figure | Table:
     cls = classes(el)
     float_id = el.get("id") or ctx.positional_id(parent_id, "fl")
     tag_text, caption = _caption(el, ctx)
     panels = tuple(
-        parse_float(node, ctx, float_id, blocks_of) for node in _own(el) if is_float(node) and node is not el
+        parse_float(node, ctx, float_id, blocks_of)
+        for node in _own(el)
+        if is_float(node) and node is not el
     )
     tabulars = [n for n in _own(el) if tag_of(n) == "table" and "ltx_tabular" in classes(n)]
     if "ltx_table" in cls:
@@ -75,24 +79,45 @@ def parse_float(el: HtmlElement, ctx: ParseContext, parent_id: str, blocks_of: B
                 header = t_header
             rows.extend(t_rows)
             md_rows.extend(t_md)
-        return Table(float_id, number_of(tag_text), tag_text, caption, tuple(rows), tuple(md_rows),
-                     header, _images(el, ctx), panels)
+        return Table(
+            float_id,
+            number_of(tag_text),
+            tag_text,
+            caption,
+            tuple(rows),
+            tuple(md_rows),
+            header,
+            _images(el, ctx),
+            panels,
+        )
     kind = "figure"
     if "ltx_float_algorithm" in cls:
         kind = "algorithm"
     elif "ltx_float" in cls and "ltx_figure" not in cls:
-        kind = next((c.removeprefix("ltx_float_") for c in cls if c.startswith("ltx_float_")), "float")
+        kind = next(
+            (c.removeprefix("ltx_float_") for c in cls if c.startswith("ltx_float_")), "float"
+        )
     body: list[Block] = []
     for child in children(el):
         if tag_of(child) == "figcaption" or is_float(child) or "ltx_caption" in classes(child):
             continue
-        if tag_of(child) == "img" or not child.xpath("string()").strip() and child.find(".//img") is not None:
+        if tag_of(child) == "img" or (
+            not child.xpath("string()").strip() and child.find(".//img") is not None
+        ):
             continue
         if kind == "figure" and not _has_code_or_table(child):
             continue
         body.extend(blocks_of(child, ctx, float_id))
-    return Figure(float_id, kind, number_of(tag_text), tag_text, caption, _images(el, ctx), panels,
-                  tuple(body))
+    return Figure(
+        float_id,
+        kind,
+        number_of(tag_text),
+        tag_text,
+        caption,
+        _images(el, ctx),
+        panels,
+        tuple(body),
+    )
 
 
 def _has_code_or_table(el: HtmlElement) -> bool:
@@ -106,12 +131,11 @@ def _has_code_or_table(el: HtmlElement) -> bool:
 def table_cells(
     tabular: HtmlElement, ctx: ParseContext
 ) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]], int]:
-    """Rows of plain-text and Markdown cells; a spanning cell repeats in every position it covers."""
+    """Rows of plain-text and Markdown cells; a spanning cell repeats wherever it reaches."""
     grid: dict[tuple[int, int], tuple[str, str]] = {}
     header_rows = 0
     counting_header = True
-    row_index = 0
-    for section, row in _table_rows(tabular):
+    for row_index, (section, row) in enumerate(_table_rows(tabular)):
         col = 0
         cells = [c for c in children(row) if tag_of(c) in ("td", "th")]
         all_th = bool(cells) and all(tag_of(c) == "th" or "ltx_th" in classes(c) for c in cells)
@@ -130,7 +154,6 @@ def table_cells(
             header_rows += 1
         else:
             counting_header = False
-        row_index += 1
     n_rows = max((r for r, _ in grid), default=-1) + 1
     n_cols = max((c for _, c in grid), default=-1) + 1
     text_rows = [tuple(grid.get((r, c), ("", ""))[0] for c in range(n_cols)) for r in range(n_rows)]
@@ -160,5 +183,6 @@ def parse_tabular(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Table:
     """A tabular outside any float: a table without caption or number."""
     table_id = el.get("id") or ctx.positional_id(parent_id, "tab")
     rows, md_rows, header = table_cells(el, ctx)
-    return Table(table_id, None, "", Inline("", ""), tuple(rows), tuple(md_rows), header,
-                 is_float=False)
+    return Table(
+        table_id, None, "", Inline("", ""), tuple(rows), tuple(md_rows), header, is_float=False
+    )

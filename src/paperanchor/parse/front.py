@@ -10,12 +10,25 @@ from paperanchor.parse.inline import inline_of
 from paperanchor.tree import Block, Inline, Section
 
 _TITLE_SKIP = frozenset({"ltx_note", "ltx_note_mark", "ltx_tag"})
-_NAME_NOISE = frozenset({"ltx_note", "ltx_contact", "ltx_role_email", "ltx_role_affiliation",
-                         "ltx_role_address", "ltx_author_notes", "ltx_note_mark", "ltx_ERROR"})
+_NAME_NOISE = frozenset(
+    {
+        "ltx_note",
+        "ltx_contact",
+        "ltx_role_email",
+        "ltx_role_affiliation",
+        "ltx_role_address",
+        "ltx_author_notes",
+        "ltx_note_mark",
+        "ltx_ERROR",
+    }
+)
 _AUTHOR_BREAK = re.compile(r"&|\\AND|\\And")
 _NAME_SPLIT = re.compile(r"\s*(?:,|;|\band\b|&|\\AND|\\And|\\and)\s*")
-_NOT_A_NAME = re.compile(r"[@{}\\]|https?:|university|institute|department|school|college|"
-                         r"laboratory|lab\b|inc\.|corp|usa|china", re.IGNORECASE)
+_NOT_A_NAME = re.compile(
+    r"[@{}\\]|https?:|university|institute|department|school|college|"
+    r"laboratory|lab\b|inc\.|corp|usa|china",
+    re.IGNORECASE,
+)
 
 
 def parse_title(root: HtmlElement, document: HtmlElement, ctx: ParseContext) -> Inline:
@@ -107,7 +120,9 @@ def parse_abstract(document: HtmlElement, ctx: ParseContext) -> Section | None:
             title = Inline("Abstract", "Abstract")
             blocks: list[Block] = []
             for child in children(el):
-                if tag_of(child) in ("h1", "h2", "h3", "h4", "h5", "h6") and "ltx_title" in classes(child):
+                if tag_of(child) in ("h1", "h2", "h3", "h4", "h5", "h6") and "ltx_title" in classes(
+                    child
+                ):
                     heading = inline_of(child, ctx)[0]
                     if heading:
                         title = Inline(heading.markdown.rstrip(".:"), heading.text.rstrip(".:"))

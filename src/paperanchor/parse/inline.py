@@ -9,7 +9,9 @@ from paperanchor.parse.context import ParseContext
 from paperanchor.parse.dom import HtmlElement, classes, math_tex, squash, tag_of
 from paperanchor.tree import Footnote, Inline
 
-_SKIP_TAGS = frozenset({"script", "style", "button", "input", "form", "svg", "noscript", "template"})
+_SKIP_TAGS = frozenset(
+    {"script", "style", "button", "input", "form", "svg", "noscript", "template"}
+)
 _EMPHASIS = (
     ("ltx_font_bold", "**"),
     ("ltx_font_italic", "*"),
@@ -67,7 +69,9 @@ def inline_of(
     return out.inline(), tuple(dict.fromkeys(out.cites)), tuple(dict.fromkeys(out.notes))
 
 
-def inline_of_elements(parts: list[HtmlElement | str], ctx: ParseContext) -> tuple[Inline, tuple[str, ...], tuple[str, ...]]:
+def inline_of_elements(
+    parts: list[HtmlElement | str], ctx: ParseContext
+) -> tuple[Inline, tuple[str, ...], tuple[str, ...]]:
     """Render a run of sibling elements and text, each element with its own markup."""
     out = InlineResult()
     for part in parts:
@@ -152,7 +156,7 @@ def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
     md = "".join(inner.md)
     text = "".join(inner.text)
     core = md.strip()
-    if not core or (marker == "`" and "`" in core) or "$" in core and marker == "`":
+    if not core or (marker == "`" and "`" in core) or ("$" in core and marker == "`"):
         out.add(md, text)
         return
     lead = md[: len(md) - len(md.lstrip())]
@@ -160,7 +164,9 @@ def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
     out.add(f"{lead}{marker}{core}{marker}{trail}", text)
 
 
-def _link(el: HtmlElement, cls: set[str], ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> None:
+def _link(
+    el: HtmlElement, cls: set[str], ctx: ParseContext, out: InlineResult, skip: frozenset[str]
+) -> None:
     href = (el.get("href") or "").strip()
     inner = InlineResult(cell=out.cell)
     _content(el, ctx, inner, skip)
@@ -203,5 +209,3 @@ def _note(el: HtmlElement, cls: set[str], ctx: ParseContext, out: InlineResult) 
         ctx.footnotes[note_id] = Footnote(note_id, mark, content)
     out.notes.append(note_id)
     out.add(f"[^{mark}]", "")
-
-

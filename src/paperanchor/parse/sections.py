@@ -26,8 +26,18 @@ _KINDS = (
     ("ltx_acknowledgement", "acknowledgements"),
     ("ltx_acknowledgements", "acknowledgements"),
 )
-_LEVELS = {"part": 1, "chapter": 1, "section": 1, "appendix": 1, "bibliography": 1, "index": 1,
-           "glossary": 1, "acknowledgements": 1, "subsection": 2, "subsubsection": 3}
+_LEVELS = {
+    "part": 1,
+    "chapter": 1,
+    "section": 1,
+    "appendix": 1,
+    "bibliography": 1,
+    "index": 1,
+    "glossary": 1,
+    "acknowledgements": 1,
+    "subsection": 2,
+    "subsubsection": 3,
+}
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _UNNUMBERED_ID = re.compile(r"(?:^|\.)S*x\d+$")
 _COUNT_ERRORS = etree.XPath("count(.//*[contains(concat(' ', @class, ' '), ' ltx_ERROR ')])")
@@ -51,7 +61,9 @@ def section_number(tag_text: str) -> str | None:
     return text or None
 
 
-def parse_section(el: HtmlElement, ctx: ParseContext, parent_id: str, parent_level: int = 0) -> Section:
+def parse_section(
+    el: HtmlElement, ctx: ParseContext, parent_id: str, parent_level: int = 0
+) -> Section:
     from paperanchor.parse.bibliography import parse_bibliography
     from paperanchor.parse.blocks import blocks_of
 
@@ -69,7 +81,11 @@ def parse_section(el: HtmlElement, ctx: ParseContext, parent_id: str, parent_lev
         if title_el is None and tag_of(child) in _HEADINGS and "ltx_title" in classes(child):
             title_el = child
             continue
-        if kind == "bibliography" and tag_of(child) in ("ul", "ol") and "ltx_biblist" in classes(child):
+        if (
+            kind == "bibliography"
+            and tag_of(child) in ("ul", "ol")
+            and "ltx_biblist" in classes(child)
+        ):
             content.append(parse_bibliography(child, ctx, section_id))
             continue
         content.extend(blocks_of(child, ctx, section_id))
@@ -82,8 +98,16 @@ def parse_section(el: HtmlElement, ctx: ParseContext, parent_id: str, parent_lev
                 break
         title = inline_of(title_el, ctx, skip=frozenset({"ltx_tag", "ltx_note"}))[0]
     level = base_level or min(parent_level + 1, 6)
-    return Section(section_id, kind, section_number(tag_text), tag_text, title, level,
-                   tuple(_relevel(content, level)), errors)
+    return Section(
+        section_id,
+        kind,
+        section_number(tag_text),
+        tag_text,
+        title,
+        level,
+        tuple(_relevel(content, level)),
+        errors,
+    )
 
 
 def _relevel(blocks: list[Block], level: int) -> list[Block]:
@@ -93,7 +117,15 @@ def _relevel(blocks: list[Block], level: int) -> list[Block]:
         if isinstance(block, Section) and block.kind in ("paragraph", "subparagraph"):
             new_level = min(level + 1, 6)
             if block.level != new_level:
-                block = Section(block.id, block.kind, block.number, block.tag, block.title, new_level,
-                                tuple(_relevel(list(block.blocks), new_level)), block.errors)
+                block = Section(
+                    block.id,
+                    block.kind,
+                    block.number,
+                    block.tag,
+                    block.title,
+                    new_level,
+                    tuple(_relevel(list(block.blocks), new_level)),
+                    block.errors,
+                )
         out.append(block)
     return out

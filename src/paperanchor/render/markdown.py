@@ -90,7 +90,9 @@ def figure_chunks(figure: Figure | Table) -> list[str]:
     else:
         if own:
             lines = [f"![{_escape_alt(label)}]({own[0]})"]
-            lines.extend(f"![{_escape_alt(figure.tag.strip() or 'Figure')}]({url})" for url in own[1:])
+            lines.extend(
+                f"![{_escape_alt(figure.tag.strip() or 'Figure')}]({url})" for url in own[1:]
+            )
             chunks.append("\n".join(lines))
         elif label:
             chunks.append(f"**{figure.tag.strip()}** {caption}".strip() if figure.tag else caption)
@@ -166,8 +168,9 @@ def block_chunks(block: Block) -> list[str]:
             fence += "`"
         return [f"{fence}\n{block.text}\n{fence}"]
     if isinstance(block, Quote):
-        inner = "\n\n".join(c for b in block.blocks for c in block_chunks(b))
-        return ["\n".join("> " + line if line else ">" for line in inner.split("\n"))] if inner else []
+        quoted = "\n\n".join(c for b in block.blocks for c in block_chunks(b))
+        lines = quoted.split("\n")
+        return ["\n".join("> " + line if line else ">" for line in lines)] if quoted else []
     if isinstance(block, Bibliography):
         return [reference_line(r) for r in block.references]
     if isinstance(block, Section):
@@ -201,7 +204,11 @@ def notes_in(blocks: Iterable[Block]) -> list[str]:
 
 
 def footnote_chunks(note_ids: list[str], footnotes: dict[str, Footnote]) -> list[str]:
-    lines = [f"[^{footnotes[n].mark}]: {footnotes[n].content.markdown}" for n in note_ids if n in footnotes]
+    lines = [
+        f"[^{footnotes[n].mark}]: {footnotes[n].content.markdown}"
+        for n in note_ids
+        if n in footnotes
+    ]
     return ["\n".join(lines)] if lines else []
 
 

@@ -26,7 +26,11 @@ def _lines(block: Block) -> list[str]:
     if isinstance(block, Paragraph):
         return [line for b in block.blocks for line in _lines(b)]
     if isinstance(block, Equation):
-        return [f"${block.latex}$" + (f" ({block.number})" if block.number else "")] if block.latex else []
+        return (
+            [f"${block.latex}$" + (f" ({block.number})" if block.number else "")]
+            if block.latex
+            else []
+        )
     if isinstance(block, EquationGroup):
         return [f"${group_latex(block)}$"] if block.rows else []
     if isinstance(block, Figure | Table):
