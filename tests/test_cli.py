@@ -85,3 +85,21 @@ def test_a_file_that_is_not_latexml_is_an_upstream_error(tmp_path: Path) -> None
     result = run("outline", str(page))
     assert result.returncode == 1
     assert result.stderr.startswith("upstream-error: the page is not a LaTeXML document")
+
+
+def test_fetch_prefetches_into_the_cache_and_prints_a_summary(  # type: ignore[no-untyped-def]
+    replay, tmp_path: Path
+) -> None:
+    env = {**replay.environ(cache_dir=tmp_path), "PAPERANCHOR_OFFLINE": "0"}
+    first = run("fetch", "2501.11120", "1808.08002", "1706.99999", env=env)
+    assert first.returncode == 1  # one of the three is unknown everywhere
+    assert "2501.11120v1: arxiv" in first.stdout and "1808.08002: ar5iv" in first.stdout
+    assert "3 papers: 2 fetched, 0 already cached, 1 failed" in first.stderr
+    assert "1706.99999: not-found" in first.stderr
+    requests_before = len(replay.requests)
+    second = run("fetch", "2501.11120", "1808.08002", env=env)
+    assert second.returncode == 0
+    assert "2 papers: 0 fetched, 2 already cached, 0 failed" in second.stderr
+    assert len(replay.requests) == requests_before  # served from the cache
+    offline = run("outline", "2501.11120", "--json", env={**env, "PAPERANCHOR_OFFLINE": "1"})
+    assert json.loads(offline.stdout)["idv"] == "2501.11120v1"

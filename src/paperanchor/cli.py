@@ -84,6 +84,8 @@ def _show_outline(result: dict[str, Any]) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     command = args.command
+    if command == "fetch":
+        return asyncio.run(_fetch_all(args.papers))
     as_json = getattr(args, "json", False)
 
     def job(paper: service.Paper) -> Any:
@@ -137,6 +139,47 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _fetch_all(references: list[str]) -> int:
+    """Prefetch papers into the cache with a progress bar; one summary line at the end."""
+    import time
+
+    from tqdm import tqdm
+
+    from paperanchor.library import Library
+    from paperanchor.refs import parse_ref
+    from paperanchor.settings import get_settings
+
+    settings = get_settings()
+    started = time.monotonic()
+    fetched = cached = failed = 0
+    async with Library(settings, parse=parse_document, parser_version=PARSER_VERSION) as library:
+        with tqdm(
+            total=len(references), unit="paper", file=sys.stderr, disable=None
+        ) as bar:  # disable=None: no bar when stderr is not a terminal
+            for reference in references:
+                bar.set_postfix_str(reference[:40])
+                before = library.cache_hits
+                try:
+                    loaded = await library.load(parse_ref(reference))
+                except PaperAnchorError as exc:
+                    failed += 1
+                    tqdm.write(f"{reference}: {exc.wire_text()}", file=sys.stderr)
+                else:
+                    if library.cache_hits > before:
+                        cached += 1
+                    else:
+                        fetched += 1
+                    tqdm.write(f"{loaded.idv}: {loaded.source}", file=sys.stdout)
+                bar.update(1)
+    elapsed = time.monotonic() - started
+    print(
+        f"{len(references)} papers: {fetched} fetched, {cached} already cached, "
+        f"{failed} failed in {elapsed:.1f} s",
+        file=sys.stderr,
+    )
+    return 1 if failed else 0
+
+
 def _public_url() -> str:
     from paperanchor.settings import get_settings
 
@@ -168,6 +211,8 @@ def _parser() -> argparse.ArgumentParser:
     search = command("search", "paragraphs containing the query's words")
     search.add_argument("query", nargs="+")
     search.add_argument("--limit", type=int, default=None, metavar="N")
+    fetch = sub.add_parser("fetch", help="prefetch papers into the cache")
+    fetch.add_argument("papers", nargs="+", metavar="PAPER")
     return parser
 
 
