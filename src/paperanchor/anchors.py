@@ -164,7 +164,8 @@ class AnchorIndex:
         found = process.extract(anchor.lower(), list(choices), scorer=fuzz.WRatio, limit=limit * 4)
         out: list[str] = []
         for name, score, _ in found:
-            if score < 50:
+            # WRatio scores a 2-letter alias inside any longer word highly ("e1" in "nowhere")
+            if score < 60 or (len(name) < 3 and len(anchor) > len(name) + 1):
                 continue
             node_id = choices[name]
             slug = self.slug_of.get(node_id)
