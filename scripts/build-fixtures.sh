@@ -28,8 +28,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FIX="$ROOT/fixtures"
 SRC="$FIX/src"
-OUT="$FIX/html"
-LOGS="$FIX/logs"
+# FIXTURES_OUT / FIXTURES_LOGS build elsewhere (tests/test_fixtures.py rebuilds into a
+# temporary folder and compares with the committed pages).
+OUT="${FIXTURES_OUT:-$FIX/html}"
+LOGS="${FIXTURES_LOGS:-$FIX/logs}"
 PYTHON="${PYTHON:-python3}"
 # Outer wall-clock guard (seconds) in case LaTeXML's own --timeout does not
 # fire, e.g. an expl3 loop (see fixtures/README.md).
