@@ -113,8 +113,9 @@ class Sources:
             page = await self._local(ref, settings.local_dir)
             if page is None:
                 raise NotFound(
+                    # the folder's path is the server's business, not the client's
                     f"Unknown local document {ref.paper}: no {ref.local_name}.html "
-                    f"in {settings.local_dir}"
+                    "in the local directory"
                 )
             return page
         if settings.local_dir is not None:
