@@ -208,7 +208,7 @@ def block_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Block | None
     return None
 
 
-def _theorem(el: HtmlElement, cls: set[str], ctx: ParseContext, parent_id: str) -> Theorem:
+def _theorem(el: HtmlElement, cls: frozenset[str], ctx: ParseContext, parent_id: str) -> Theorem:
     block_id = el.get("id") or ctx.positional_id(parent_id, "thm")
     kind = (
         "proof"
@@ -232,7 +232,9 @@ def _theorem(el: HtmlElement, cls: set[str], ctx: ParseContext, parent_id: str) 
     return Theorem(block_id, kind, label, tuple(rest))
 
 
-def _list(el: HtmlElement, tag: str, cls: set[str], ctx: ParseContext, parent_id: str) -> ListBlock:
+def _list(
+    el: HtmlElement, tag: str, cls: frozenset[str], ctx: ParseContext, parent_id: str
+) -> ListBlock:
     list_id = el.get("id") or ctx.positional_id(parent_id, "l")
     items: list[ListItem] = []
     pending_tag = ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urljoin
 
 from paperanchor.tree import Footnote
@@ -12,6 +13,8 @@ from paperanchor.tree import Footnote
 class ParseContext:
     base_url: str = ""
     footnotes: dict[str, Footnote] = field(default_factory=dict)
+    # conversion errors inside each section element, counted once per page
+    section_errors: dict[Any, int] = field(default_factory=dict)
     _positional: dict[str, int] = field(default_factory=dict)
 
     def positional_id(self, parent_id: str, marker: str = "b") -> str:

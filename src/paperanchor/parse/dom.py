@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -13,28 +14,39 @@ _SPACE = re.compile(r"\s+")
 TEX = "application/x-tex"
 
 
-def classes(el: HtmlElement) -> set[str]:
+_NO_CLASSES: frozenset[str] = frozenset()
+
+
+@functools.lru_cache(maxsize=8192)
+def _class_set(value: str) -> frozenset[str]:
+    return frozenset(value.split())
+
+
+def classes(el: HtmlElement) -> frozenset[str]:
+    """An element's classes; pages repeat a few hundred class strings, so splits are cached."""
     value = el.get("class")
-    return set(value.split()) if value else set()
+    return _class_set(value) if value else _NO_CLASSES
 
 
 def has_class(el: HtmlElement, name: str) -> bool:
     value = el.get("class")
-    return bool(value) and name in value.split()
+    return bool(value) and name in _class_set(value)
 
 
 def tag_of(el: HtmlElement) -> str:
     """The local tag name, lowercased, with any namespace dropped; '' for comments."""
     tag = el.tag
-    if not isinstance(tag, str):
+    if type(tag) is not str:
         return ""
-    if tag[0] == "{":
-        tag = tag.rpartition("}")[2]
-    return tag.rpartition(":")[2].lower()
+    if "}" in tag or ":" in tag:
+        tag = tag.rpartition("}")[2].rpartition(":")[2]
+    return tag if tag.islower() else tag.lower()
 
 
 def squash(text: str) -> str:
     """Collapse runs of whitespace to one space (LaTeXML output is often re-indented)."""
+    if "  " not in text and text.isprintable():
+        return text  # the common case, without a regex
     return _SPACE.sub(" ", text)
 
 

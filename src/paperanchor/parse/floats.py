@@ -12,11 +12,11 @@ from paperanchor.tree import Block, Figure, Inline, Table
 
 _TAG_WORD = re.compile(r"^[^\W\d_]+\.?\s+(?=\S)")
 BlocksOf = Callable[[HtmlElement, ParseContext, str], list[Block]]
-_FLOAT_CLASSES = ("ltx_figure", "ltx_table", "ltx_float")
+_FLOAT_CLASSES = frozenset({"ltx_figure", "ltx_table", "ltx_float"})
 
 
 def is_float(el: HtmlElement) -> bool:
-    return tag_of(el) == "figure" or any(c in classes(el) for c in _FLOAT_CLASSES)
+    return tag_of(el) == "figure" or not classes(el).isdisjoint(_FLOAT_CLASSES)
 
 
 def number_of(tag_text: str) -> str | None:
@@ -34,17 +34,16 @@ def _own(el: HtmlElement) -> Iterator[HtmlElement]:
             yield from _own(child)
 
 
-def _caption(el: HtmlElement, ctx: ParseContext) -> tuple[str, Inline]:
-    for node in _own(el):
-        if tag_of(node) == "figcaption" or "ltx_caption" in classes(node):
-            tag_text = ""
-            for sub in node.iter():
-                if "ltx_tag" in (sub.get("class") or "").split():
-                    tag_text = squash("".join(sub.itertext())).strip()
-                    break
-            caption, _c, _n = inline_of(node, ctx, skip=frozenset({"ltx_tag"}))
-            return tag_text, caption
-    return "", Inline("", "")
+def _caption(node: HtmlElement | None, ctx: ParseContext) -> tuple[str, Inline]:
+    if node is None:
+        return "", Inline("", "")
+    tag_text = ""
+    for sub in node.iter():
+        if "ltx_tag" in classes(sub):
+            tag_text = squash("".join(sub.itertext())).strip()
+            break
+    caption, _c, _n = inline_of(node, ctx, skip=frozenset({"ltx_tag"}))
+    return tag_text, caption
 
 
 def _images(el: HtmlElement, ctx: ParseContext) -> tuple[str, ...]:
@@ -62,13 +61,20 @@ def parse_float(
 ) -> Figure | Table:
     cls = classes(el)
     float_id = el.get("id") or ctx.positional_id(parent_id, "fl")
-    tag_text, caption = _caption(el, ctx)
-    panels = tuple(
-        parse_float(node, ctx, float_id, blocks_of)
-        for node in _own(el)
-        if is_float(node) and node is not el
-    )
-    tabulars = [n for n in _own(el) if tag_of(n) == "table" and "ltx_tabular" in classes(n)]
+    caption_el = None
+    nested: list[HtmlElement] = []
+    tabulars: list[HtmlElement] = []
+    for node in _own(el):  # one walk: the caption, nested floats, tabulars
+        node_tag = tag_of(node)
+        node_cls = classes(node)
+        if caption_el is None and (node_tag == "figcaption" or "ltx_caption" in node_cls):
+            caption_el = node
+        elif node_tag == "figure" or not node_cls.isdisjoint(_FLOAT_CLASSES):
+            nested.append(node)
+        elif node_tag == "table" and "ltx_tabular" in node_cls:
+            tabulars.append(node)
+    tag_text, caption = _caption(caption_el, ctx)
+    panels = tuple(parse_float(node, ctx, float_id, blocks_of) for node in nested)
     if "ltx_table" in cls:
         rows: list[tuple[str, ...]] = []
         md_rows: list[tuple[str, ...]] = []

@@ -22,6 +22,7 @@ _NAME_NOISE = frozenset(
         "ltx_ERROR",
     }
 )
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _AUTHOR_BREAK = re.compile(r"&|\\AND|\\And")
 _NAME_SPLIT = re.compile(r"\s*(?:,|;|\band\b|&|\\AND|\\And|\\and)\s*")
 _NOT_A_NAME = re.compile(
@@ -31,28 +32,22 @@ _NOT_A_NAME = re.compile(
 )
 
 
-def parse_title(root: HtmlElement, document: HtmlElement, ctx: ParseContext) -> Inline:
+def parse_title(head_title: HtmlElement | None, document: HtmlElement, ctx: ParseContext) -> Inline:
     for el in document.iter("h1"):
         if "ltx_title_document" in classes(el) or "ltx_title" in classes(el):
             title = inline_of(el, ctx, skip=_TITLE_SKIP)[0]
             if title:
                 return Inline(title.markdown, title.text)
-    head_title = root.find(".//title")
     if head_title is not None:
-        text = re.sub(r"^\[[^\]]+\]\s*", "", squash(head_title.text_content()).strip())
+        text = re.sub(r"^\[[^\]]+\]\s*", "", squash("".join(head_title.itertext())).strip())
         return Inline(text, text)
     return Inline("", "")
 
 
-def parse_authors(document: HtmlElement) -> tuple[str, ...]:
+def parse_authors(creators: list[HtmlElement]) -> tuple[str, ...]:
     """Names only: affiliations after a line break, marks, notes and e-mails are dropped."""
     names: list[str] = []
-    for creator in document.iter():
-        if not isinstance(creator.tag, str):
-            continue
-        cls = classes(creator)
-        if "ltx_creator" not in cls or "ltx_role_author" not in cls:
-            continue
+    for creator in creators:
         for person in creator.iter():
             if isinstance(person.tag, str) and "ltx_personname" in classes(person):
                 lines = _lines(person)
@@ -112,29 +107,24 @@ def _names(line: str) -> list[str]:
     return out
 
 
-def parse_abstract(document: HtmlElement, ctx: ParseContext) -> Section | None:
+def parse_abstract(element: HtmlElement | None, ctx: ParseContext) -> Section | None:
     from paperanchor.parse.blocks import blocks_of
 
-    for el in document.iter():
-        if isinstance(el.tag, str) and "ltx_abstract" in classes(el):
-            title = Inline("Abstract", "Abstract")
-            blocks: list[Block] = []
-            for child in children(el):
-                if tag_of(child) in ("h1", "h2", "h3", "h4", "h5", "h6") and "ltx_title" in classes(
-                    child
-                ):
-                    heading = inline_of(child, ctx)[0]
-                    if heading:
-                        title = Inline(heading.markdown.rstrip(".:"), heading.text.rstrip(".:"))
-                    continue
-                blocks.extend(blocks_of(child, ctx, "abstract"))
-            return Section("abstract", "abstract", None, "", title, 1, tuple(blocks))
-    return None
+    if element is None:
+        return None
+    title = Inline("Abstract", "Abstract")
+    blocks: list[Block] = []
+    for child in children(element):
+        if tag_of(child) in _HEADINGS and "ltx_title" in classes(child):
+            heading = inline_of(child, ctx)[0]
+            if heading:
+                title = Inline(heading.markdown.rstrip(".:"), heading.text.rstrip(".:"))
+            continue
+        blocks.extend(blocks_of(child, ctx, "abstract"))
+    return Section("abstract", "abstract", None, "", title, 1, tuple(blocks))
 
 
-def parse_keywords(document: HtmlElement, ctx: ParseContext) -> str | None:
-    for el in document.iter():
-        if isinstance(el.tag, str) and "ltx_keywords" in classes(el):
-            text = inline_of(el, ctx, skip=frozenset({"ltx_title"}))[0].text
-            return text or None
-    return None
+def parse_keywords(element: HtmlElement | None, ctx: ParseContext) -> str | None:
+    if element is None:
+        return None
+    return inline_of(element, ctx, skip=frozenset({"ltx_title"}))[0].text or None

@@ -165,7 +165,7 @@ def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
 
 
 def _link(
-    el: HtmlElement, cls: set[str], ctx: ParseContext, out: InlineResult, skip: frozenset[str]
+    el: HtmlElement, cls: frozenset[str], ctx: ParseContext, out: InlineResult, skip: frozenset[str]
 ) -> None:
     href = (el.get("href") or "").strip()
     inner = InlineResult(cell=out.cell)
@@ -184,7 +184,7 @@ def _link(
         out.add(f"[{md}]({href.replace(')', '%29').replace(' ', '%20')})", text)
 
 
-def _note(el: HtmlElement, cls: set[str], ctx: ParseContext, out: InlineResult) -> None:
+def _note(el: HtmlElement, cls: frozenset[str], ctx: ParseContext, out: InlineResult) -> None:
     """Footnotes become `[^mark]` with their text kept for the end of the section."""
     if "ltx_role_footnote" not in cls and "ltx_role_endnote" not in cls:
         return  # thanks, affiliations and margin notes are not body text

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import re
-
-from lxml import etree
+from typing import Any
 
 from paperanchor.parse.context import ParseContext
 from paperanchor.parse.dom import HtmlElement, children, classes, squash, tag_of
@@ -40,7 +39,22 @@ _LEVELS = {
 }
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _UNNUMBERED_ID = re.compile(r"(?:^|\.)S*x\d+$")
-_COUNT_ERRORS = etree.XPath("count(.//*[contains(concat(' ', @class, ' '), ' ltx_ERROR ')])")
+
+
+def count_section_errors(errors: list[HtmlElement]) -> dict[Any, int]:
+    """`ltx_ERROR` elements in each section element that encloses them.
+
+    lxml keeps one Python proxy per element while it is referenced, so the section elements
+    held as keys here are the very objects the section walk meets later.
+    """
+    per_section: dict[Any, int] = {}
+    for error in errors:
+        for ancestor in error.iterancestors():
+            if section_kind(ancestor) is not None:
+                per_section[ancestor] = per_section.get(ancestor, 0) + 1
+    return per_section
+
+
 _TAG_PREFIX = re.compile(r"^(?:appendix|chapter|part|section|§)\s*", re.IGNORECASE)
 
 
@@ -76,7 +90,7 @@ def parse_section(
         base_level = _LEVELS.get(kind, 0)
     title_el = None
     content: list[Block] = []
-    errors = int(_COUNT_ERRORS(el))
+    errors = ctx.section_errors.get(el, 0)
     for child in children(el):
         if title_el is None and tag_of(child) in _HEADINGS and "ltx_title" in classes(child):
             title_el = child
