@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import functools
-import re
 from typing import Any
 
 from lxml import etree
 
 HtmlElement = Any  # lxml's element type; kept loose because lxml ships no stable stubs
 
-_SPACE = re.compile(r"\s+")
 TEX = "application/x-tex"
 
 
@@ -46,8 +44,13 @@ def tag_of(el: HtmlElement) -> str:
 def squash(text: str) -> str:
     """Collapse runs of whitespace to one space (LaTeXML output is often re-indented)."""
     if "  " not in text and text.isprintable():
-        return text  # the common case, without a regex
-    return _SPACE.sub(" ", text)
+        return text  # the common case
+    core = " ".join(text.split())  # str.split is several times faster than a regex here
+    if not core:
+        return " " if text else ""
+    lead = " " if text[0].isspace() else ""
+    trail = " " if text[-1].isspace() else ""
+    return f"{lead}{core}{trail}"
 
 
 def math_tex(el: HtmlElement) -> str:

@@ -47,7 +47,7 @@ class InlineResult:
 
 def tidy(text: str) -> str:
     """Trim the whitespace that joining runs leaves behind, without touching TeX."""
-    return _SPACES.sub(" ", text).strip()
+    return (_SPACES.sub(" ", text) if "  " in text else text).strip()
 
 
 def inline_of(
