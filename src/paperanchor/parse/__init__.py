@@ -63,8 +63,9 @@ def _root(html: bytes) -> HtmlElement:
 
 def parse_document(html: bytes | str, base_url: str = "") -> Document:
     """Parse one LaTeXML page; raise `ParseError` when it is not one."""
-    root = _root(html.encode("utf-8") if isinstance(html, str) else html)
-    page = scan(root)
+    raw = html.encode("utf-8") if isinstance(html, str) else html
+    root = _root(raw)
+    page = scan(root, raw)
     document = page.document
     if document is None:
         raise ParseError("the page is not a LaTeXML document (no ltx_document element)")

@@ -26,12 +26,26 @@ def number_of(tag_text: str) -> str | None:
     return text or None
 
 
-def _own(el: HtmlElement) -> Iterator[HtmlElement]:
-    """Descendants of a float that do not belong to a nested float."""
-    for child in children(el):
-        yield child
-        if not is_float(child):
-            yield from _own(child)
+def _parts(el: HtmlElement) -> tuple[HtmlElement | None, list[HtmlElement], list[HtmlElement]]:
+    """A float's caption, nested floats and tabulars, in one walk that does not enter them
+    (a tabular nested in a cell belongs to that cell, a nested float's caption to the panel)."""
+    caption: HtmlElement | None = None
+    nested: list[HtmlElement] = []
+    tabulars: list[HtmlElement] = []
+    stack = [c for c in reversed(el) if type(c.tag) is str]
+    while stack:
+        node = stack.pop()
+        tag = tag_of(node)
+        cls = classes(node)
+        if caption is None and (tag == "figcaption" or "ltx_caption" in cls):
+            caption = node
+        elif tag == "figure" or not cls.isdisjoint(_FLOAT_CLASSES):
+            nested.append(node)
+        elif tag == "table" and "ltx_tabular" in cls:
+            tabulars.append(node)
+        elif tag != "math":
+            stack.extend(c for c in reversed(node) if type(c.tag) is str)
+    return caption, nested, tabulars
 
 
 def _caption(node: HtmlElement | None, ctx: ParseContext) -> tuple[str, Inline]:
@@ -47,13 +61,8 @@ def _caption(node: HtmlElement | None, ctx: ParseContext) -> tuple[str, Inline]:
 
 
 def _images(el: HtmlElement, ctx: ParseContext) -> tuple[str, ...]:
-    urls = []
-    for node in el.iter():
-        if tag_of(node) == "img":
-            url = ctx.absolute(node.get("src") or "")
-            if url:
-                urls.append(url)
-    return tuple(dict.fromkeys(urls))
+    urls = [ctx.absolute(node.get("src") or "") for node in el.iter("img", "{*}img")]
+    return tuple(dict.fromkeys(url for url in urls if url))
 
 
 def parse_float(
@@ -61,18 +70,7 @@ def parse_float(
 ) -> Figure | Table:
     cls = classes(el)
     float_id = el.get("id") or ctx.positional_id(parent_id, "fl")
-    caption_el = None
-    nested: list[HtmlElement] = []
-    tabulars: list[HtmlElement] = []
-    for node in _own(el):  # one walk: the caption, nested floats, tabulars
-        node_tag = tag_of(node)
-        node_cls = classes(node)
-        if caption_el is None and (node_tag == "figcaption" or "ltx_caption" in node_cls):
-            caption_el = node
-        elif node_tag == "figure" or not node_cls.isdisjoint(_FLOAT_CLASSES):
-            nested.append(node)
-        elif node_tag == "table" and "ltx_tabular" in node_cls:
-            tabulars.append(node)
+    caption_el, nested, tabulars = _parts(el)
     tag_text, caption = _caption(caption_el, ctx)
     panels = tuple(parse_float(node, ctx, float_id, blocks_of) for node in nested)
     if "ltx_table" in cls:
