@@ -12,7 +12,7 @@ from paperanchor.parse.blocks import blocks_of
 from paperanchor.parse.context import ParseContext
 from paperanchor.parse.dom import HtmlElement, children, classes, tag_of
 from paperanchor.parse.front import parse_abstract, parse_authors, parse_keywords, parse_title
-from paperanchor.parse.scan import scan
+from paperanchor.parse.scan import PageScan, scan
 from paperanchor.parse.sections import count_section_errors, section_kind
 from paperanchor.tree import Block, Document, Inline, Section
 
@@ -39,8 +39,9 @@ __all__ = ["PARSER_VERSION", "parse_document"]
 
 # LaTeXML writes UTF-8; a plain etree parser skips lxml.html's per-element Python classes,
 # which cost as much as the parse itself (profiled on 2501.11120v1: 88k lookups).
-_UTF8_PARSER = etree.HTMLParser(encoding="utf-8", remove_comments=False, no_network=True)
-_GUESS_PARSER = etree.HTMLParser(remove_comments=False, no_network=True)
+# huge_tree: without it libxml2 silently drops a text node over 10 MB (a fuzz case found it).
+_UTF8_PARSER = etree.HTMLParser(encoding="utf-8", no_network=True, huge_tree=True)
+_GUESS_PARSER = etree.HTMLParser(no_network=True, huge_tree=True)
 
 
 def _root(html: bytes) -> HtmlElement:
@@ -71,6 +72,14 @@ def parse_document(html: bytes | str, base_url: str = "") -> Document:
         raise ParseError("the page is not a LaTeXML document (no ltx_document element)")
     effective_base = urljoin(base_url, page.base_href) if page.base_href else base_url
     ctx = ParseContext(base_url=effective_base, section_errors=count_section_errors(page.errors))
+    try:
+        return _document(page, document, ctx, effective_base)
+    except RecursionError:
+        # LaTeXML nests a few dozen levels; thousands mean a broken or hostile page
+        raise ParseError("the page nests its elements too deeply to read") from None
+
+
+def _document(page: PageScan, document: HtmlElement, ctx: ParseContext, base: str) -> Document:
     return Document(
         title=parse_title(page.title, document, ctx),
         authors=parse_authors(page.authors),
@@ -79,7 +88,7 @@ def parse_document(html: bytes | str, base_url: str = "") -> Document:
         blocks=tuple(_body(document, ctx)),
         footnotes=dict(ctx.footnotes),
         errors=len(page.errors),
-        base_url=effective_base,
+        base_url=base,
         generator=page.generator,
     )
 
