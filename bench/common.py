@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,3 +71,88 @@ def machine() -> str:
     except OSError:
         pass
     return f"{os.cpu_count()} cores (nproc), {cpu}, Python {platform.python_version()}"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for(url: str, process: subprocess.Popen[bytes], seconds: float = 30) -> None:
+    """Poll `url` until it answers 200; fail if the process exits first."""
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    with httpx.Client(timeout=2, trust_env=False) as client:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"{process.args!r} exited with {process.returncode}")
+            try:
+                if client.get(url).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.05)
+    raise RuntimeError(f"{url} did not answer within {seconds} s")
+
+
+@contextmanager
+def serve(env: dict[str, str], workers: int = 1) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A `paperanchor serve` process on a free loopback port; yields its base URL."""
+    port = free_port()
+    full_env = {
+        **os.environ,
+        "PAPERANCHOR_RATE_LIMIT": "0",
+        **env,
+        "PAPERANCHOR_HOST": "127.0.0.1",
+        "PAPERANCHOR_PORT": str(port),
+    }
+    command = [str(ROOT / ".venv" / "bin" / "paperanchor"), "serve"]
+    if workers > 1:
+        command += ["--workers", str(workers)]
+    process = subprocess.Popen(
+        command, env=full_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(f"{base}/healthz", process)
+        yield base, process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def load(
+    urls: list[str], seconds: float, concurrency: int, *, mcp: dict[str, object] | None = None
+) -> dict[str, float]:
+    """Run bench/load.py in a separate process against `urls`; its JSON summary."""
+    command = [
+        sys.executable,
+        "-m",
+        "bench.load",
+        "--seconds",
+        str(seconds),
+        "--concurrency",
+        str(concurrency),
+        *urls,
+    ]
+    if mcp is not None:
+        command += ["--mcp-call", json.dumps(mcp)]
+    result = subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT)
+    summary: dict[str, float] = json.loads(result.stdout)
+    return summary
+
+
+def rss_kb(pid: int) -> int:
+    """Resident memory of a process, from /proc."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0

@@ -17,14 +17,23 @@ def run(runs: int = RUNS) -> list[dict[str, object]]:
     for page in corpus_pages():
         data = page.read_bytes()
         spreads = interleaved(
-            {"lxml": lambda: lxml.html.fromstring(data),  # noqa: B023
-             "tree": lambda: parse_document(data)},  # noqa: B023
+            {
+                "lxml": lambda: lxml.html.fromstring(data),  # noqa: B023
+                "tree": lambda: parse_document(data),
+            },  # noqa: B023
             runs,
         )
         ratio = spreads["tree"].ratio_to(spreads["lxml"])
-        rows.append({"page": f"{page.parent.name}/{page.name}", "bytes": len(data),
-                     "lxml": spreads["lxml"], "tree": spreads["tree"], "ratio": ratio,
-                     "mb_s": len(data) / 1e6 / spreads["tree"].median})
+        rows.append(
+            {
+                "page": f"{page.parent.name}/{page.name}",
+                "bytes": len(data),
+                "lxml": spreads["lxml"],
+                "tree": spreads["tree"],
+                "ratio": ratio,
+                "mb_s": len(data) / 1e6 / spreads["tree"].median,
+            }
+        )
     return rows
 
 

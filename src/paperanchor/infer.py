@@ -23,7 +23,7 @@ _CLAIM = re.compile(
 _CONTRIBUTION = re.compile(
     r"contribution|we (?:make|offer) the following|in summary|to summari[sz]e", re.IGNORECASE
 )
-MAX_CONTRIBUTIONS = 6
+MAX_CONTRIBUTIONS = 5
 
 
 def sentences(text: str) -> list[str]:
@@ -44,17 +44,17 @@ def sentences(text: str) -> list[str]:
 
 
 def tldr(document: Document) -> str | None:
-    """The abstract's first sentence, plus its first claim sentence when that is another one."""
+    """One sentence of the abstract: its first claim ("we propose / we show …"), else its first.
+
+    One sentence, because the outline is meant to cost a small share of the paper; the
+    abstract itself is in the outline too.
+    """
     if document.abstract is None:
         return None
     found = sentences(" ".join(_texts(document.abstract)))
     if not found:
         return None
-    picked = [found[0]]
-    claim = next((s for s in found[1:] if _CLAIM.search(s)), None)
-    if claim and not _CLAIM.search(found[0]):
-        picked.append(claim)
-    return " ".join(picked)
+    return next((s for s in found if _CLAIM.search(s)), found[0])
 
 
 def contributions(document: Document) -> list[str] | None:

@@ -9,7 +9,8 @@ from paperanchor.parse.dom import HtmlElement, children, classes, squash, tag_of
 from paperanchor.parse.inline import inline_of
 from paperanchor.tree import Block, Inline, Section
 
-_TITLE_SKIP = frozenset({"ltx_note", "ltx_note_mark", "ltx_tag"})
+# publication notes (ACM's conference, DOI, ISBN, CCS lines) sit inside the title element
+_TITLE_SKIP = frozenset({"ltx_note", "ltx_note_mark", "ltx_tag", "ltx_pubnotes", "ltx_pubnote"})
 _NAME_NOISE = frozenset(
     {
         "ltx_note",
