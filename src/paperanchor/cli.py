@@ -86,6 +86,10 @@ def _run(args: argparse.Namespace) -> int:
     command = args.command
     if command == "fetch":
         return asyncio.run(_fetch_all(args.papers))
+    if command == "serve":
+        return _serve(args)
+    if command == "mcp":
+        return _mcp_stdio()
     as_json = getattr(args, "json", False)
 
     def job(paper: service.Paper) -> Any:
@@ -180,6 +184,37 @@ async def _fetch_all(references: list[str]) -> int:
     return 1 if failed else 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    """`paperanchor serve`: REST, MCP at /mcp and the pages, in one uvicorn server."""
+    import uvicorn
+
+    from paperanchor.app import create_app
+    from paperanchor.settings import get_settings
+
+    settings = get_settings()
+    flags = {"host": args.host, "port": args.port, "public_url": args.public_url}
+    overrides = {name: value for name, value in flags.items() if value is not None}
+    if overrides:
+        settings = type(settings).model_validate({**settings.model_dump(), **overrides})
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=args.log_level,
+        server_header=False,
+    )
+    return 0
+
+
+def _mcp_stdio() -> int:
+    """`paperanchor mcp`: the seven MCP tools over stdin/stdout."""
+    from paperanchor.api.mcp import serve_stdio
+    from paperanchor.settings import get_settings
+
+    asyncio.run(serve_stdio(get_settings()))
+    return 0
+
+
 def _public_url() -> str:
     from paperanchor.settings import get_settings
 
@@ -213,6 +248,14 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--limit", type=int, default=None, metavar="N")
     fetch = sub.add_parser("fetch", help="prefetch papers into the cache")
     fetch.add_argument("papers", nargs="+", metavar="PAPER")
+    serve = sub.add_parser("serve", help="serve REST, MCP (/mcp) and the HTML pages over HTTP")
+    serve.add_argument("--host", default=None, help="default PAPERANCHOR_HOST (127.0.0.1)")
+    serve.add_argument("--port", type=int, default=None, help="default PAPERANCHOR_PORT (8000)")
+    serve.add_argument("--public-url", default=None, help="default PAPERANCHOR_PUBLIC_URL")
+    serve.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
+    sub.add_parser("mcp", help="serve the MCP tools over stdio (for Claude Desktop, Claude Code)")
     return parser
 
 

@@ -1,0 +1,221 @@
+"""MCP adapter (SPEC §7): the seven operations as tools of an mcp 2.x `MCPServer`.
+
+The same server object is served over Streamable HTTP at /mcp by app.py (stateless, JSON
+responses) and over stdio by `paperanchor mcp`. Each tool is arguments in, one service call,
+result out: JSON results as `structuredContent` and the same JSON as text, `read` as Markdown
+text. Failures come back as `isError` results with the text `<code>: <detail>`, mapped in
+`ToolServer.call_tool` and nowhere else.
+
+The tool definitions are sent to the model on every request, so they are kept small (SPEC §7:
+under 1,500 tokens for the seven): parameter schemas without titles, output schemas with the
+top-level fields only (the full shapes are in /openapi.json).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import BeforeValidator, Field, ValidationError
+
+from paperanchor import __version__
+from paperanchor.api import models
+from paperanchor.api.arguments import invalid_arguments
+from paperanchor.errors import BadRequest, PaperAnchorError, internal
+from paperanchor.library import Library
+from paperanchor.parse import PARSER_VERSION, parse_document
+from paperanchor.refs import shown
+from paperanchor.service import PaperService
+from paperanchor.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_WAIT_S = 10.0  # SPEC §4: agents wait for the inferred fields by default
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=True)
+INSTRUCTIONS = (
+    "Read arXiv papers one section at a time: call outline first, then read, cite or search "
+    "with the section ids it lists."
+)
+
+
+def _text_or_blank(value: Any) -> Any:
+    """An optional text argument: null means absent, a number is its digits (`id: 12`)."""
+    if value is None:
+        return ""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+# Annotated as plain `str`: the SDK would otherwise try to parse the text as JSON, and the
+# reference id "[12]" would arrive as a list.
+OptionalText = Annotated[str, BeforeValidator(_text_or_blank)]
+
+Paper = Annotated[
+    str, Field(description="arXiv id or URL (1706.03762, hep-th/9901001v2) or local/<name>")
+]
+Anchor = Annotated[str, Field(description="id, alias or slug: S3.SS2, S3.2, introduction")]
+
+
+def build_server(service: PaperService, *, default_wait: float = DEFAULT_WAIT_S) -> ToolServer:
+    """The seven tools over `service`."""
+
+    async def outline(
+        paper: Paper,
+        wait: Annotated[
+            float | None, Field(description="s to wait for tldr/contributions, 0-60, default 10")
+        ] = None,
+    ) -> CallToolResult:
+        return _json_result(await service.outline(paper, wait, default_wait=default_wait))
+
+    async def read(
+        paper: Paper,
+        anchor: Anchor,
+        maxTokens: Annotated[int | None, Field(description="100-100000, default 8000")] = None,
+    ) -> CallToolResult:
+        result = await service.read(paper, anchor, maxTokens)
+        return CallToolResult(content=[TextContent(type="text", text=result.markdown)])
+
+    async def cite(paper: Paper, anchor: Anchor) -> CallToolResult:
+        return _json_result(await service.cite(paper, anchor))
+
+    async def references(
+        paper: Paper,
+        id: Annotated[OptionalText, Field(description="bib.bib12, 12 or [12]; omit for all")] = "",
+    ) -> CallToolResult:
+        return _json_result(await service.references(paper, id or None))
+
+    async def figure(
+        paper: Paper, anchor: Annotated[str, Field(description="S3.F1, F1, S6.T2, T2")]
+    ) -> CallToolResult:
+        return _json_result(await service.figure(paper, anchor))
+
+    async def equation(
+        paper: Paper, anchor: Annotated[str, Field(description="S3.E1, E1 or a group id")]
+    ) -> CallToolResult:
+        return _json_result(await service.equation(paper, anchor))
+
+    async def search_paper(
+        paper: Paper,
+        query: Annotated[str, Field(description="words to find")],
+        limit: Annotated[int | None, Field(description="1-50, default 5")] = None,
+    ) -> CallToolResult:
+        return _json_result({"hits": await service.search_paper(paper, query, limit)})
+
+    tools = [
+        _tool(
+            outline,
+            "Start here: title, authors, abstract, TL;DR, contributions and the section tree "
+            "(ids, numbers, tokens) of an arXiv paper.",
+            models.Outline,
+        ),
+        _tool(
+            read,
+            "A section or any block as Markdown, heading included; longer output is cut at "
+            "maxTokens and says how to get the rest.",
+        ),
+        _tool(
+            cite, "Exact plain text of a paragraph or section, with a URL to quote.", models.Cite
+        ),
+        _tool(
+            references,
+            "The bibliography, or one entry with the paragraphs citing it.",
+            models.References,
+            models.Reference,
+        ),
+        _tool(
+            figure,
+            "A figure (caption, image URLs, panels) or a table (caption, cells).",
+            models.Figure,
+            models.Table,
+        ),
+        _tool(equation, "An equation's LaTeX and printed number.", models.Equation),
+        _tool(
+            search_paper,
+            "Paragraphs of one paper containing the query's words, best first, with anchors.",
+            models.Hits,
+        ),
+    ]
+    return ToolServer(
+        "paperanchor",
+        title="paperanchor",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        tools=tools,
+        log_level="WARNING",
+    )
+
+
+def _tool(function: Callable[..., Any], description: str, *output: Any) -> Tool:
+    tool = Tool.from_function(function, description=description, annotations=READ_ONLY)
+    tool.parameters = models.compact(tool.parameters)
+    if output:
+        # Results are built here, not by the SDK, so the schema is published as is.
+        tool.fn_metadata.output_schema = models.shallow_schema(*output)
+    return tool
+
+
+def _json_result(value: Any) -> CallToolResult:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=value)
+
+
+def error_result(error: PaperAnchorError) -> CallToolResult:
+    """The one place an error becomes a tool result: `isError` and `<code>: <detail>`."""
+    return CallToolResult(content=[TextContent(type="text", text=error.wire_text())], is_error=True)
+
+
+class ToolServer(MCPServer):
+    """An `MCPServer` whose tool failures carry paperanchor's `<code>: <detail>` text.
+
+    The SDK prefixes a tool's own error with "Error executing tool …" and hides an unexpected
+    exception's text; here every failure is mapped from the exception that caused it.
+    """
+
+    def __init__(self, name: str, *, tools: list[Tool], **options: Any) -> None:
+        super().__init__(name, tools=tools, **options)
+        self.parameters = {tool.name: tuple(tool.parameters["properties"]) for tool in tools}
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            self._check_names(name, arguments)
+            return await super().call_tool(name, arguments, context)
+        except PaperAnchorError as exc:
+            return error_result(exc)
+        except ToolError as exc:
+            return error_result(self._cause(name, exc))
+
+    def _check_names(self, name: str, arguments: dict[str, Any]) -> None:
+        known = self.parameters.get(name)
+        if known is None:
+            tools = ", ".join(self.parameters)
+            raise BadRequest(f"Unknown tool {shown(name)}: the tools are {tools}")
+        unknown = sorted(set(arguments) - set(known))
+        if unknown:
+            raise BadRequest(
+                f"{name} takes no argument {', '.join(unknown)} (it takes {', '.join(known)})"
+            )
+
+    @staticmethod
+    def _cause(name: str, exc: ToolError) -> PaperAnchorError:
+        cause = exc.__cause__
+        if isinstance(cause, PaperAnchorError):
+            return cause
+        if isinstance(cause, ValidationError):
+            return invalid_arguments(cause.errors())
+        logger.error("tool %s failed", name, exc_info=cause or exc)
+        return internal(cause or exc)
+
+
+async def serve_stdio(settings: Settings) -> None:
+    """`paperanchor mcp`: the tools over stdin/stdout, with a library of their own."""
+    async with Library(settings, parse=parse_document, parser_version=PARSER_VERSION) as library:
+        await build_server(PaperService(library, settings.public_base)).run_stdio_async()

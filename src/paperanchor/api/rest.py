@@ -1,0 +1,374 @@
+"""REST adapter (SPEC §6): JSON and Markdown routes over the service, with HTTP caching.
+
+Each route is arguments in, one service call, result out. `{paper}` may hold a slash (a legacy
+id, `local/<name>`), so every route captures it with a path convertor and is told apart from the
+others by its suffix; the HTML page `/{paper}` (api/pages.py) is registered last and takes what
+is left. Errors become their wire form in `error_response`, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from contextvars import ContextVar
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import Response
+
+from paperanchor.api import models
+from paperanchor.errors import PaperAnchorError
+from paperanchor.library import Library, LoadedPaper
+from paperanchor.refs import PaperRef, parse_ref
+from paperanchor.service import MAX_TOKENS_RANGE, WAIT_RANGE, PaperService
+
+JSON_TYPE = "application/json"
+MARKDOWN_TYPE = "text/markdown; charset=utf-8"
+HTML_TYPE = "text/html; charset=utf-8"
+
+# A version never changes; a bare id may get a newer version, the latest is re-checked daily
+# upstream (PAPERANCHOR_LATEST_TTL_S) and an hour is the staleness a reader will not notice.
+IMMUTABLE = "public, max-age=31536000, immutable"
+LATEST = "public, max-age=3600"
+# A local file can be edited at any time: store it, but ask again (a 304 when unchanged).
+REVALIDATE = "no-cache"
+NOT_CACHEABLE = "no-store"
+
+# Markdown routes answer the whole node unless ?maxTokens= asks for less (SPEC §6).
+WHOLE = MAX_TOKENS_RANGE[1]
+
+_loaded: ContextVar[LoadedPaper | None] = ContextVar("paperanchor_loaded", default=None)
+
+
+class RecordingLoader:
+    """The library, remembering for the current request which paper a reference resolved to.
+
+    Caching headers depend on it (a request for `1808.08002v2` answered by ar5iv's unversioned
+    rendering is not immutable), and the service's answers do not always carry it.
+    """
+
+    def __init__(self, library: Library) -> None:
+        self.library = library
+
+    async def load(self, ref: PaperRef) -> LoadedPaper:
+        loaded: LoadedPaper = await self.library.load(ref)
+        _loaded.set(loaded)
+        return loaded
+
+
+class MarkdownResponse(Response):
+    media_type = "text/markdown"  # Starlette adds the charset to every text/* type
+
+
+router = APIRouter()
+
+PaperPath = Annotated[
+    str,
+    Path(
+        description="a paper: 1706.03762, 1706.03762v7, hep-th/9901001v2, arXiv:1706.03762, "
+        "an arxiv.org or ar5iv URL, or local/<name>"
+    ),
+]
+AnchorPath = Annotated[
+    str,
+    Path(description="a node: its id (S3.SS2, S3.SS2.p1, S3.E1), alias (S3.2, F1, E1) or slug"),
+]
+MaxTokens = Annotated[
+    int | None,
+    Query(alias="maxTokens", description="cut the Markdown at a block boundary (100-100000)"),
+]
+
+
+def error_responses(*media_types: str) -> dict[int | str, dict[str, Any]]:
+    """The error answers of a route whose errors come in `media_types`, for /openapi.json."""
+    statuses = {
+        400: "bad-request: not a paper reference, an argument out of range",
+        404: "not-found: unknown paper, no HTML rendering, unknown anchor or reference",
+        413: "too-large: the page exceeds PAPERANCHOR_MAX_HTML_MB",
+        429: "rate-limited: too many requests from this client; see Retry-After",
+        500: "internal: a bug",
+        502: "upstream-error: upstream answered garbage or kept failing",
+        503: "unavailable: upstream rate-limited us or is unreachable; see Retry-After",
+    }
+    content: dict[str, Any] = {}
+    for media_type in media_types:
+        bare = media_type.split(";")[0]
+        if bare == JSON_TYPE:
+            content[bare] = {"schema": {"$ref": "#/components/schemas/Error"}}
+        else:
+            content[bare] = {"schema": {"type": "string"}}
+    answers: dict[int | str, dict[str, Any]] = {
+        304: {"description": "Not Modified: the If-None-Match ETag is still current"}
+    }
+    for status, description in statuses.items():
+        if media_types == (JSON_TYPE,):
+            answers[status] = {"description": description, "model": models.Error}
+        else:  # the schemas referred to are registered by the JSON routes
+            answers[status] = {"description": description, "content": content}
+    return answers
+
+
+def json_route(model: Any, summary: str) -> dict[str, Any]:
+    """Route options of a JSON route: its answer's model and every error, for /openapi.json."""
+    return {
+        "summary": summary,
+        "response_model": None,
+        "responses": {
+            200: {"model": model, "description": summary},
+            **error_responses(JSON_TYPE),
+        },
+    }
+
+
+def markdown_route(summary: str) -> dict[str, Any]:
+    return {
+        "summary": summary,
+        "response_class": MarkdownResponse,
+        "responses": {
+            200: {"description": summary},
+            **error_responses(MARKDOWN_TYPE),
+        },
+    }
+
+
+def service(request: Request) -> PaperService:
+    paper_service: PaperService = request.app.state.service
+    return paper_service
+
+
+# -- the routes, in matching order: specific suffixes first ----------------------------------
+
+
+@router.get("/healthz", **json_route(models.Health, "Liveness"))
+async def healthz() -> Response:
+    return Response(b'{"status":"ok"}', media_type=JSON_TYPE, headers={"Cache-Control": "no-store"})
+
+
+@router.get(
+    "/metrics",
+    summary="Prometheus metrics",
+    response_class=Response,
+    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+)
+async def metrics(request: Request) -> Response:
+    body, content_type = request.app.state.metrics.exposition()
+    return Response(body, media_type=content_type, headers={"Cache-Control": "no-store"})
+
+
+@router.get("/{paper:path}/outline.json", **json_route(models.Outline, "Outline"))
+async def outline_json(request: Request, paper: PaperPath) -> Response:
+    """Title, authors, abstract, TL;DR, contributions and the section tree with token counts.
+    `Prefer: wait=N` (0-60 s) waits for the inferred fields and is answered in
+    `Preference-Applied`."""
+    return await outline_answer(request, paper)
+
+
+@router.get("/{paper:path}/sections/{anchor}.md", **markdown_route("A node as Markdown"))
+async def section_markdown(
+    request: Request, paper: PaperPath, anchor: AnchorPath, max_tokens: MaxTokens = None
+) -> Response:
+    result = await service(request).read(paper, anchor, _or_whole(max_tokens))
+    return answer(request, paper, result.markdown.encode(), MARKDOWN_TYPE)
+
+
+@router.get(
+    "/{paper:path}/sections/{anchor}.json", **json_route(models.SectionText, "A node's Markdown")
+)
+async def section_json(
+    request: Request, paper: PaperPath, anchor: AnchorPath, max_tokens: MaxTokens = None
+) -> Response:
+    result = await service(request).read(paper, anchor, _or_whole(max_tokens))
+    return answer(request, paper, dumps(result.to_json()), JSON_TYPE)
+
+
+@router.get("/{paper:path}/cite/{anchor}.json", **json_route(models.Cite, "Quote a node"))
+async def cite(request: Request, paper: PaperPath, anchor: AnchorPath) -> Response:
+    return answer(request, paper, dumps(await service(request).cite(paper, anchor)), JSON_TYPE)
+
+
+@router.get("/{paper:path}/references.json", **json_route(models.References, "Bibliography"))
+async def references(request: Request, paper: PaperPath) -> Response:
+    return answer(request, paper, dumps(await service(request).references(paper)), JSON_TYPE)
+
+
+@router.get(
+    "/{paper:path}/references/{reference_id}.json",
+    **json_route(models.Reference, "One bibliography entry and where it is cited"),
+)
+async def reference(
+    request: Request,
+    paper: PaperPath,
+    reference_id: Annotated[str, Path(description="bib.bib12, 12 or [12]")],
+) -> Response:
+    found = await service(request).references(paper, reference_id)
+    return answer(request, paper, dumps(found), JSON_TYPE)
+
+
+@router.get(
+    "/{paper:path}/figures/{anchor}.json", **json_route(models.Figure | models.Table, "Float")
+)
+async def figure(request: Request, paper: PaperPath, anchor: AnchorPath) -> Response:
+    return answer(request, paper, dumps(await service(request).figure(paper, anchor)), JSON_TYPE)
+
+
+@router.get("/{paper:path}/equations/{anchor}.json", **json_route(models.Equation, "Equation"))
+async def equation(request: Request, paper: PaperPath, anchor: AnchorPath) -> Response:
+    found = await service(request).equation(paper, anchor)
+    return answer(request, paper, dumps(found), JSON_TYPE)
+
+
+@router.get("/{paper:path}/search.json", **json_route(list[models.SearchHit], "Search a paper"))
+async def search_paper(
+    request: Request,
+    paper: PaperPath,
+    q: Annotated[str, Query(description="words to look for (case-insensitive substrings)")],
+    limit: Annotated[int | None, Query(description="hits to return, 1-50 (default 5)")] = None,
+) -> Response:
+    hits = await service(request).search_paper(paper, q, limit)
+    return answer(request, paper, dumps(hits), JSON_TYPE)
+
+
+@router.get("/{paper:path}.md", **markdown_route("The whole paper as Markdown"))
+async def paper_markdown(
+    request: Request, paper: PaperPath, max_tokens: MaxTokens = None
+) -> Response:
+    result = await service(request).read(paper, None, _or_whole(max_tokens))
+    return answer(request, paper, result.markdown.encode(), MARKDOWN_TYPE)
+
+
+# -- shared by the routes and the HTML page --------------------------------------------------
+
+
+async def outline_answer(request: Request, paper: str, *, vary_accept: bool = False) -> Response:
+    """The outline as JSON, honouring `Prefer: wait=N` (RFC 7240)."""
+    wait = prefer_wait(request.headers.getlist("prefer"))
+    outline = await service(request).outline(paper, wait, default_wait=0.0)
+    applied = {"Preference-Applied": f"wait={wait:g}"} if wait is not None else {}
+    return answer(request, paper, dumps(outline), JSON_TYPE, applied, vary_accept=vary_accept)
+
+
+def prefer_wait(headers: list[str]) -> float | None:
+    """The `wait` preference in seconds, capped at 60; None when absent or unreadable.
+
+    A preference the server cannot honour is ignored (RFC 7240 §2), so `wait=abc` is not an
+    error; a longer wait than 60 s is served as 60 s and says so in Preference-Applied.
+    """
+    for header in headers:
+        for preference in header.split(","):
+            name, _, value = preference.split(";", 1)[0].partition("=")
+            if name.strip().lower() != "wait":
+                continue
+            try:
+                seconds = float(value.strip().strip('"'))
+            except ValueError:
+                return None
+            if not math.isfinite(seconds) or seconds < 0:
+                return None
+            return min(seconds, WAIT_RANGE[1])
+    return None
+
+
+def answer(
+    request: Request,
+    paper: str,
+    body: bytes,
+    media_type: str,
+    headers: dict[str, str] | None = None,
+    *,
+    vary_accept: bool = False,
+) -> Response:
+    """A successful answer about `paper`, with its ETag and Cache-Control, or 304."""
+    etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+    out = {**(headers or {}), "ETag": etag, "Cache-Control": cache_control(paper)}
+    if vary_accept:
+        out["Vary"] = "Accept"
+    if _matches(request.headers.get("if-none-match"), etag):
+        return Response(status_code=304, headers=out)
+    return Response(body, media_type=media_type, headers=out)
+
+
+def cache_control(paper: str) -> str:
+    """SPEC §6: immutable for a version that was asked for and confirmed, an hour otherwise."""
+    ref = parse_ref(paper)
+    if ref.is_local:
+        return REVALIDATE
+    loaded = _loaded.get()
+    if ref.version is not None and loaded is not None and loaded.idv == ref.idv:
+        return IMMUTABLE
+    return LATEST
+
+
+def _matches(if_none_match: str | None, etag: str) -> bool:
+    if not if_none_match:
+        return False
+    candidates = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+    return "*" in candidates or etag in candidates
+
+
+def _or_whole(max_tokens: int | None) -> int:
+    return WHOLE if max_tokens is None else max_tokens
+
+
+def dumps(value: Any) -> bytes:
+    """JSON as every front door sends it: UTF-8, compact."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+# -- errors ----------------------------------------------------------------------------------
+
+
+def wire_form(path: str, accept: str | None) -> str:
+    """Which of SPEC §9's wire forms a request gets: "json", "markdown" or "html"."""
+    if path.endswith(".md"):
+        return "markdown"
+    if path.endswith(".json") or path in ("/mcp", "/healthz", "/metrics"):
+        return "json"
+    return "json" if prefers_json(accept) else "html"
+
+
+def error_response(error: PaperAnchorError, form: str) -> Response:
+    """The one place a REST error becomes its wire form: `Error` JSON or `code: detail` text."""
+    headers = {"Cache-Control": NOT_CACHEABLE}
+    if error.retry_after is not None:
+        headers["Retry-After"] = str(max(1, math.ceil(error.retry_after)))
+    if form == "markdown":
+        text = error.wire_text() + "\n"
+        return MarkdownResponse(text.encode(), status_code=error.status, headers=headers)
+    return Response(
+        dumps(error.to_json()), status_code=error.status, media_type=JSON_TYPE, headers=headers
+    )
+
+
+def prefers_json(accept: str | None) -> bool:
+    """Whether `Accept` ranks application/json above text/html."""
+    if not accept:
+        return False
+    return _quality(accept, "application/json") > _quality(accept, "text/html")
+
+
+def _quality(accept: str, media_type: str) -> float:
+    kind = media_type.split("/", 1)[0]
+    best: tuple[int, float] = (-1, 0.0)  # (specificity, q) of the most specific match
+    for entry in accept.split(","):
+        name, *params = (part.strip() for part in entry.split(";"))
+        name = name.lower()
+        if name == media_type:
+            specificity = 2
+        elif name == f"{kind}/*":
+            specificity = 1
+        elif name == "*/*":
+            specificity = 0
+        else:
+            continue
+        q = 1.0
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        if specificity > best[0]:
+            best = (specificity, q)
+    return best[1]

@@ -1,0 +1,133 @@
+"""A real paperanchor server on a loopback port: uvicorn in a thread, or `paperanchor serve`.
+
+The port is bound before the app is built, so the app's public URL (and every `cite` URL it hands
+out) is the address the tests talk to.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import uvicorn
+
+from paperanchor.app import create_app
+from paperanchor.library import Library
+from paperanchor.settings import Settings
+
+STARTUP_S = 30.0
+
+
+class LiveServer:
+    """uvicorn serving `create_app(settings)` in a daemon thread."""
+
+    def __init__(
+        self,
+        settings: Callable[[str], Settings],
+        library: Callable[[Settings], Library] | None = None,
+    ) -> None:
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket.bind(("127.0.0.1", 0))
+        self.port: int = self._socket.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.settings = settings(self.url)
+        self.app = create_app(
+            self.settings, library=library(self.settings) if library is not None else None
+        )
+        config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="on")
+        self.server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self._socket]}, daemon=True
+        )
+
+    def start(self) -> LiveServer:
+        self._thread.start()
+        deadline = time.monotonic() + STARTUP_S
+        while not self.server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self._socket.close()
+                raise RuntimeError("the paperanchor server did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self._thread.join(STARTUP_S)
+        self._socket.close()
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=60, trust_env=False)
+
+
+@contextlib.contextmanager
+def live_server(
+    settings: Callable[[str], Settings], library: Callable[[Settings], Library] | None = None
+) -> Iterator[LiveServer]:
+    """A started `LiveServer`, stopped on exit; `library` builds a custom library."""
+    server = LiveServer(settings, library).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def serve_command(env: dict[str, str], cwd: Path) -> Iterator[str]:
+    """`paperanchor serve` in a subprocess on a free port; yields its base URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    full_env = {**os.environ, **env, "PAPERANCHOR_PUBLIC_URL": url}
+    # a file, not a pipe: a pipe nobody reads could fill up and block the server
+    log = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - closed in the finally below
+    process = subprocess.Popen(
+        [sys.executable, "-m", "paperanchor.cli", "serve", "--port", str(port)],
+        cwd=cwd,
+        env=full_env,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        text=True,
+    )
+
+    def logged() -> str:
+        log.seek(0)
+        return log.read()
+
+    try:
+        deadline = time.monotonic() + STARTUP_S
+        with httpx.Client(timeout=2, trust_env=False) as client:
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(f"paperanchor serve exited: {logged()}")
+                try:
+                    if client.get(f"{url}/healthz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"paperanchor serve did not answer /healthz: {logged()}")
+                time.sleep(0.05)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(15)
+        log.close()

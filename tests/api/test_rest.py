@@ -1,0 +1,295 @@
+"""REST (SPEC §6, §9) through a real server on a loopback port: every route, its answer's shape,
+and each of its error codes in the route's wire form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import TypeAdapter
+
+from paperanchor.api import models
+from paperanchor.errors import internal
+from paperanchor.library import Library
+from paperanchor.settings import Settings
+from tests.api.conftest import LEGACY, settings_for
+from tests.api.live import live_server
+from tests.replay import huge, random_bytes, status
+
+JSON_TYPE = "application/json"
+MARKDOWN_TYPE = "text/markdown; charset=utf-8"
+HTML_TYPE = "text/html; charset=utf-8"
+
+
+def json_of(response: httpx.Response, model: Any) -> Any:
+    """The body, checked against the route's declared model (extra fields are refused)."""
+    assert response.headers["content-type"] == JSON_TYPE
+    body = response.json()
+    TypeAdapter(model).validate_python(body)
+    return body
+
+
+def error_of(response: httpx.Response) -> dict[str, Any]:
+    body = json_of(response, models.Error)
+    error: dict[str, Any] = body["error"]
+    assert error["status"] == response.status_code
+    assert response.headers["cache-control"] == "no-store" and "etag" not in response.headers
+    return error
+
+
+# -- success ---------------------------------------------------------------------------------
+
+JSON_ROUTES = [
+    ("/local/full/outline.json", models.Outline),
+    ("/local/full/sections/S2.1.json", models.SectionText),
+    ("/local/full/cite/S2.SS1.p1.json", models.Cite),
+    ("/local/full/references.json", models.References),
+    ("/local/full/references/%5B2%5D.json", models.Reference),  # "[2]", as printed
+    ("/local/full/figures/F1.json", models.Figure),
+    ("/local/full/figures/S4.T2.json", models.Table),
+    ("/local/full/equations/E1.json", models.Equation),
+    ("/local/full/search.json?q=paragraph+identifier&limit=2", list[models.SearchHit]),
+    ("/healthz", models.Health),
+]
+
+
+@pytest.mark.parametrize(("path", "model"), JSON_ROUTES, ids=[p for p, _ in JSON_ROUTES])
+def test_every_json_route_answers_its_declared_shape(http, path, model):
+    response = http.get(path)
+
+    assert response.status_code == 200, response.text
+    json_of(response, model)
+
+
+def test_the_json_routes_answer_what_the_spec_says_for_a_fixture(http, server):
+    section = http.get("/local/full/sections/S2.1.json").json()
+    assert (section["id"], section["title"], section["truncated"]) == (
+        "S2.SS1",
+        "Paragraph representation",
+        False,
+    )
+    assert section["markdown"].startswith("## 2.1 Paragraph representation\n")
+
+    cited = http.get("/local/full/cite/S2.SS1.p1.json").json()
+    assert cited["url"] == f"{server.url}/local/full/sections/S2.SS1.md"
+    assert cited["anchor"] == "S2.SS1.p1"
+
+    entry = http.get("/local/full/references/%5B2%5D.json").json()
+    assert (entry["id"], entry["citedIn"]) == ("bib.bib2", ["S1.p2"])
+    assert len(http.get("/local/full/references.json").json()["references"]) == 5
+
+    figure = http.get("/local/full/figures/F1.json").json()
+    assert figure["id"] == "S4.F1" and [p["id"] for p in figure["panels"]] == [
+        "S4.F0.sf1",
+        "S4.F0.sf2",
+    ]
+    table = http.get("/local/full/figures/T2.json").json()
+    assert (table["kind"], table["id"], table["headerRows"]) == ("table", "S4.T2", 1)
+
+    equation = http.get("/local/full/equations/E1.json").json()
+    assert (equation["id"], equation["number"]) == ("S2.E1", "1")
+
+    hits = http.get("/local/full/search.json", params={"q": "paragraph", "limit": 2}).json()
+    assert 1 <= len(hits) <= 2
+    assert http.get("/local/full/search.json", params={"q": "zyzzyva"}).json() == []
+
+
+@pytest.mark.parametrize(
+    ("path", "starts"),
+    [
+        ("/local/full.md", "# Stable Paragraph Identifiers Across Manuscript Revisions\n"),
+        ("/local/full/sections/S2.SS1.md", "## 2.1 Paragraph representation\n"),
+        ("/local/full/sections/introduction.md", "# 1 Introduction\n"),  # by slug
+        (f"/{LEGACY}/sections/S1.md", "# 1 Introduction\n"),  # a legacy id keeps its slash
+        (f"/{LEGACY}.md", "# Sparse Anchoring for Incremental Document Alignment\n"),
+    ],
+)
+def test_markdown_routes_answer_text_markdown(http, path, starts):
+    response = http.get(path)
+
+    assert response.status_code == 200
+    assert response.headers["content-type"] == MARKDOWN_TYPE
+    assert response.text.startswith(starts)
+    assert "[truncated" not in response.text  # whole unless ?maxTokens= asks for less
+
+
+def test_max_tokens_cuts_the_markdown_and_says_where_the_rest_is(http):
+    whole = http.get("/local/full/sections/S2.md").text
+    cut = http.get("/local/full/sections/S2.md", params={"maxTokens": 100})
+
+    assert len(cut.text) < len(whole)
+    assert cut.text.rstrip().endswith("fetch /local/full/sections/S2.md]")
+    as_json = http.get("/local/full/sections/S2.json", params={"maxTokens": 100}).json()
+    assert as_json["truncated"] is True and as_json["markdown"] == cut.text
+
+
+def test_the_paper_page_is_html_unless_accept_prefers_json(http):
+    page = http.get("/local/full", headers={"Accept": "text/html,*/*;q=0.8"})
+    assert page.headers["content-type"] == HTML_TYPE
+    assert "Stable Paragraph Identifiers Across Manuscript Revisions</h1>" in page.text
+    assert page.headers["vary"] == "Accept"
+
+    as_json = http.get("/local/full", headers={"Accept": "application/json"})
+    assert json_of(as_json, models.Outline) == http.get("/local/full/outline.json").json()
+
+    assert http.get("/local/full").headers["content-type"] == HTML_TYPE  # curl's */*
+
+
+def test_the_landing_page_opens_a_paper_by_any_spelling_of_its_reference(http):
+    landing = http.get("/")
+    assert landing.status_code == 200 and '<form class="open" method="get" action="/">' in (
+        landing.text
+    )
+
+    opened = http.get("/", params={"paper": " https://arxiv.org/abs/hep-th/9901001v2 "})
+
+    assert opened.status_code == 303
+    assert opened.headers["location"] == f"/{LEGACY}"
+
+
+def test_docs_openapi_healthz_and_metrics_answer(http):
+    spec = http.get("/openapi.json").json()
+    assert "/{paper}/sections/{anchor}.md" in spec["paths"]
+    assert "Outline" in spec["components"]["schemas"]
+    assert "swagger-ui" in http.get("/docs").text
+    metrics = http.get("/metrics")
+    assert metrics.headers["content-type"].startswith("text/plain")
+    assert "paperanchor_http_requests_total" in metrics.text
+
+
+# -- errors, in each wire form ---------------------------------------------------------------
+
+# (path, status, code, detail fragment); the wire form follows from the route's suffix
+LOCAL_ERRORS = [
+    ("/not-a-paper/outline.json", 400, "bad-request", 'Not a paper reference: "not-a-paper"'),
+    ("/local/full/sections/S1.json?maxTokens=5", 400, "bad-request", "maxTokens=5 is out of range"),
+    (
+        "/local/full/sections/S1.md?maxTokens=abc",
+        400,
+        "bad-request",
+        "maxTokens must be an integer",
+    ),
+    ("/local/full/search.json", 400, "bad-request", "q is required"),
+    ("/local/full/search.json?q=x&limit=51", 400, "bad-request", "limit=51 is out of range"),
+    ("/local/full/sections/intro.md", 404, "not-found", "did you mean introduction (S1)?"),
+    ("/local/full/cite/S9.json", 404, "not-found", 'No anchor "S9" in local/full'),
+    ("/local/full/references/99.json", 404, "not-found", 'No reference "99" in local/full'),
+    ("/local/full/figures/E1.json", 404, "not-found", "No figure or table"),
+    ("/local/full/equations/F1.json", 404, "not-found", 'No equation "F1"'),
+    ("/local/full/outline.json?", 200, None, None),  # control: a query string changes nothing
+    ("/local/nothing.md", 404, "not-found", "Unknown local document local/nothing"),
+    ("/local/nothing/references.json", 404, "not-found", "Unknown local document"),
+]
+
+
+@pytest.mark.parametrize(("path", "status", "code", "detail"), LOCAL_ERRORS)
+def test_errors_come_in_the_routes_wire_form(http, path, status, code, detail):
+    response = http.get(path)
+
+    assert response.status_code == status, response.text
+    if code is None:
+        return
+    if path.split("?")[0].endswith(".md"):
+        assert response.headers["content-type"] == MARKDOWN_TYPE
+        assert response.text.startswith(f"{code}: ") and detail in response.text
+    else:
+        error = error_of(response)
+        assert error["code"] == code and detail in error["detail"], error
+
+
+def test_an_error_on_the_paper_page_is_an_html_page_with_the_same_status(http):
+    response = http.get("/local/nothing")
+
+    assert response.status_code == 404
+    assert response.headers["content-type"] == HTML_TYPE
+    assert "Unknown local document local/nothing" in response.text
+    as_json = http.get("/local/nothing", headers={"Accept": "application/json"})
+    assert error_of(as_json)["code"] == "not-found"
+
+
+def test_a_bad_reference_on_the_landing_page_is_a_400_page(http):
+    response = http.get("/", params={"paper": "<b>nonsense</b>"})
+
+    assert response.status_code == 400 and response.headers["content-type"] == HTML_TYPE
+    assert "&lt;b&gt;nonsense&lt;/b&gt;" in response.text and "<b>nonsense" not in response.text
+
+
+def test_a_method_other_than_get_is_405_with_allow(http):
+    response = http.post("/local/full/outline.json")
+
+    assert response.status_code == 405 and response.headers["allow"] == "GET"
+    assert error_of(response)["code"] == "bad-request"
+
+
+# -- upstream errors, through the replay upstream ---------------------------------------------
+
+
+def test_an_unknown_paper_is_404_after_asking_arxiv_and_ar5iv(http, replay):
+    response = http.get("/1706.99999/outline.json")
+
+    assert error_of(response) == {
+        "code": "not-found",
+        "status": 404,
+        "detail": "Unknown paper 1706.99999",
+    }
+    assert replay.paths() == ["/html/1706.99999", "/ar5iv/html/1706.99999"]
+
+
+def test_a_page_over_the_size_cap_is_413(http, replay):
+    replay.script("/html/2401.00010", huge(3 * 1024 * 1024))
+
+    error = error_of(http.get("/2401.00010/outline.json"))
+
+    assert (error["code"], error["status"]) == ("too-large", 413)
+    assert "2401.00010" in error["detail"]
+
+
+def test_garbage_from_upstream_is_502(http, replay):
+    replay.script("/html/2401.00011", random_bytes(4096))
+
+    response = http.get("/2401.00011/sections/S1.md")
+
+    assert response.status_code == 502
+    assert response.text.startswith("upstream-error: ") and "2401.00011" in response.text
+
+
+def test_an_upstream_that_keeps_failing_is_503(http, replay):
+    replay.script("/html/2401.00012", status(503))
+
+    error = error_of(http.get("/2401.00012/references.json"))
+
+    assert (error["code"], error["status"]) == ("unavailable", 503)
+    assert replay.count("/html/2401.00012") == 3  # 1 + PAPERANCHOR_MAX_RETRIES
+
+
+def test_an_upstream_429_beyond_the_backoff_cap_is_503_with_retry_after(replay, tmp_path):
+    # Its own server: the host stays closed for 120 s after this.
+    replay.script("/html/2401.00013", status(429, retry_after=120))
+    with live_server(settings_for(replay, tmp_path)) as live, live.client() as http:
+        markdown = http.get("/2401.00013/sections/S1.md")
+        page = http.get("/2401.00014")  # another paper, same host: refused without a request
+
+    assert markdown.status_code == 503 and markdown.text.startswith("unavailable: ")
+    assert 100 <= int(markdown.headers["retry-after"]) <= 120
+    assert page.status_code == 503 and page.headers["content-type"] == HTML_TYPE
+    assert "retry-after" in page.headers
+    assert replay.paths() == ["/html/2401.00013"]
+
+
+def test_a_bug_is_500_internal_without_a_trace(replay, papers_dir, tmp_path):
+    def broken_parse(html: bytes, base_url: str) -> Any:
+        raise RuntimeError("parser bug near /srv/secret/path")
+
+    def broken_library(settings: Settings) -> Library:
+        return Library(settings, parse=broken_parse, parser_version="broken")
+
+    settings = settings_for(replay, tmp_path, local_dir=papers_dir)
+    with live_server(settings, broken_library) as live, live.client() as http:
+        as_json = http.get("/local/short/outline.json")
+        as_text = http.get("/local/short/sections/S1.md")
+
+    expected = internal(RuntimeError()).detail
+    assert error_of(as_json) == {"code": "internal", "status": 500, "detail": expected}
+    assert as_text.status_code == 500 and as_text.text == f"internal: {expected}\n"
+    assert "secret" not in as_json.text + as_text.text
