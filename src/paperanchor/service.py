@@ -174,7 +174,7 @@ class Paper:
 def _check_range(name: str, value: float, bounds: tuple[float, float]) -> None:
     low, high = bounds
     if not low <= value <= high:
-        raise BadRequest(f"{name}={value} is out of range: give {low:g}–{high:g}")
+        raise BadRequest(f"{name}={value:g} is out of range: give {low:g}–{high:g}")
 
 
 def _int_arg(name: str, value: object, default: int, bounds: tuple[int, int]) -> int:
