@@ -17,7 +17,8 @@ _MATH = re.compile(r"\$[^$]*\$")
 _CLAIM = re.compile(
     r"\b(?:we|this (?:paper|work|letter|article)|our (?:work|paper|method|approach|results?))\s+"
     r"(?:propose|present|introduce|show|demonstrate|develop|prove|find|report|provide|derive|"
-    r"establish|describe|study|investigate|design|obtain|argue|conduct|evaluate|analy[sz]e)",
+    r"establish|describe|study|investigate|design|obtain|argue|conduct|evaluate|analy[sz]e|"
+    r"formali[sz]e|give|address|solve|extend|measure|quantify|train|compare)",
     re.IGNORECASE,
 )
 _CONTRIBUTION = re.compile(
