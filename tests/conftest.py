@@ -119,3 +119,129 @@ def replay(replay_server, loopback_only, monkeypatch):  # type: ignore[no-untype
     replay_server.reset()
     yield replay_server
     replay_server.reset()
+
+
+# -- a real redis-server on a loopback port of its own (tests/test_redis*.py) -----------------
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class RedisServer:
+    """One `redis-server` on 127.0.0.1, in memory only (no RDB, no AOF): start, stop, restart.
+
+    A restart keeps the port and loses every key, as a Redis without persistence does.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.port = free_port()
+        self._process: object = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        import shutil
+        import subprocess
+
+        program = shutil.which("redis-server")
+        assert program is not None
+        self._process = process = subprocess.Popen(
+            [program, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(self.directory),
+             "--logfile", str(self.directory / "redis.log")],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        import time
+
+        deadline = time.monotonic() + 10
+        while self.command("PING") != "+PONG":
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"redis-server did not start on port {self.port}")
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        import subprocess
+
+        process = self._process
+        if isinstance(process, subprocess.Popen):
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(10)
+        self._process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def command(self, *words: str) -> str | None:
+        """One inline command's first reply line (`+PONG`, `:3`), or None when nothing answers."""
+        import socket
+
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=2) as connection:
+                connection.sendall((" ".join(words) + "\r\n").encode())
+                return connection.makefile("rb").readline().decode().strip()
+        except OSError:
+            return None
+
+    def all_keys(self) -> list[str]:
+        """Every key, read with the RESP protocol (keys may hold spaces)."""
+        import redis
+
+        client = redis.Redis(host="127.0.0.1", port=self.port)
+        try:
+            return sorted(key.decode() for key in client.keys("*"))
+        finally:
+            client.close()
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """A redis-server shared by the session's tests; use `shared_redis` for an empty one."""
+    import shutil
+
+    require_program(
+        shutil.which("redis-server") is not None,
+        "redis-server is not installed (apt-get install redis-server)",
+    )
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def shared_redis(redis_server: RedisServer) -> RedisServer:
+    """The session's redis-server, emptied."""
+    if redis_server.command("FLUSHALL") != "+OK":
+        redis_server.restart()
+    return redis_server
+
+
+@pytest.fixture
+def own_redis(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """A redis-server of this test's own, to stop and restart at will."""
+    import shutil
+
+    require_program(
+        shutil.which("redis-server") is not None,
+        "redis-server is not installed (apt-get install redis-server)",
+    )
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server.start()
+    yield server
+    server.stop()

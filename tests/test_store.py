@@ -1,4 +1,4 @@
-"""The store protocol's diskcache backend and the paper cache built on it."""
+"""The store protocol's diskcache backend and the paper cache on it (Redis: test_redis_store.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import time
 
 import pytest
 
-from paperanchor.errors import BadRequest
 from paperanchor.settings import Settings
 from paperanchor.store import DiskStore, PaperCache, open_store
 
@@ -59,13 +58,6 @@ def test_open_store_is_the_disk_cache_under_cache_dir(tmp_path):
         assert (tmp_path / "here").is_dir()
     finally:
         opened.close()
-
-
-def test_a_redis_cache_url_is_refused_until_its_backend_exists(tmp_path):
-    settings = Settings(_env_file=None, cache_dir=tmp_path, cache_url="redis://:secret@cachehost/0")
-    with pytest.raises(BadRequest, match="PAPERANCHOR_CACHE_URL=redis://cachehost") as raised:
-        open_store(settings)
-    assert "secret" not in str(raised.value)
 
 
 def test_a_paper_is_cached_per_idv_and_parser_version(store):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -11,10 +13,18 @@ from typing import Any
 from paperanchor.flight import SingleFlight
 from paperanchor.refs import PaperRef
 from paperanchor.settings import Settings
+from paperanchor.shared import Shared
 from paperanchor.sources import FetchedPage, Sources
 from paperanchor.store import PaperCache, Store, open_store
 
 Parse = Callable[[bytes, str], Any]
+
+# Settled papers (a confirmed version never changes) kept in the process, so that a hot paper is
+# not read and unpickled from the store on every request, nor opened again by the service (which
+# keeps its views by document identity): unpickling and opening 2501.11120v1 costs 13 ms, and
+# GET /2501.11120v1/sections/S2.md over Redis went from 68 to 322 requests/s in one process
+# (bench/workers.py, 2 cores). As many as the service keeps views of.
+MEMORY_PAPERS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +48,9 @@ class Library:
     reference asked for maps to the idv it resolved to for `latest_ttl_s`. Local documents are
     cached by a digest of their bytes, so an edited file is parsed again. Nothing is cached
     when fetching or parsing fails.
+
+    Over a Redis store, the single flight and the hosts' gaps hold across every process that
+    shares it (shared.py): one process fetches a paper, the others read its result from the cache.
     """
 
     def __init__(
@@ -57,15 +70,20 @@ class Library:
         self._owns_sources = sources is None
         self.store: Store = store if store is not None else open_store(settings)
         self.cache = PaperCache(self.store)
-        self.sources = sources if sources is not None else Sources(settings)
+        self.shared = Shared.over(self.store, lease_s=settings.lock_lease_s)
+        self.sources = sources if sources is not None else Sources(settings, shared=self.shared)
         self._flight: SingleFlight[str, LoadedPaper] = SingleFlight()
+        self._settled: OrderedDict[str, LoadedPaper] = OrderedDict()
+        self._settled_lock = threading.Lock()  # read from the store's worker threads too
         self.cache_hits = 0
         self.fetches = 0
 
     async def load(self, ref: PaperRef) -> LoadedPaper:
         """The parsed paper for `ref`, fetching and parsing it at most once at a time."""
         if not ref.is_local:
-            cached = await asyncio.to_thread(self._cached, ref)
+            # A versioned reference that was settled is itself: no store lookup at all.
+            kept = self._recall(ref.idv) if ref.version is not None else None
+            cached = kept or await asyncio.to_thread(self._cached, ref)
             if cached is not None:
                 self.cache_hits += 1
                 return cached
@@ -85,12 +103,26 @@ class Library:
             self.store.close()
 
     async def _load_uncached(self, ref: PaperRef) -> LoadedPaper:
-        if not ref.is_local:
-            # A flight for this paper may have finished between our cache miss and now.
-            cached = await asyncio.to_thread(self._cached, ref)
-            if cached is not None:
-                self.cache_hits += 1
-                return cached
+        if ref.is_local:
+            return await self._fetch(ref)
+        # A flight for this paper may have finished between our cache miss and now.
+        cached = await self._from_cache(ref)
+        if cached is not None:
+            return cached
+        if self.shared is not None:
+            return await self.shared.once(
+                f"fetch:{ref.idv}", lambda: self._fetch(ref), lambda: self._from_cache(ref)
+            )
+        return await self._fetch(ref)
+
+    async def _from_cache(self, ref: PaperRef) -> LoadedPaper | None:
+        cached = await asyncio.to_thread(self._cached, ref)
+        if cached is not None:
+            self.cache_hits += 1
+        return cached
+
+    async def _fetch(self, ref: PaperRef) -> LoadedPaper:
+        """Fetch and parse `ref`, then cache it (a local document: its parse only)."""
         self.fetches += 1
         page = await self.sources.fetch(ref)
         if page.source == "local":
@@ -100,6 +132,7 @@ class Library:
         document = await asyncio.to_thread(self._parse, page.html, base_url)
         loaded = _loaded(document, page)
         await asyncio.to_thread(self._remember, ref, loaded)
+        self._keep(loaded)
         return loaded
 
     async def _local_document(self, page: FetchedPage) -> Any:
@@ -124,10 +157,27 @@ class Library:
             # A bare id's latest version wins over an entry stored under the bare id itself.
             candidates.insert(0 if ref.version is None else 1, mapped)
         for idv in candidates:
-            found = self.cache.get_paper(idv, self.parser_version)
+            found = self._recall(idv) or self.cache.get_paper(idv, self.parser_version)
             if isinstance(found, LoadedPaper):
+                self._keep(found)
                 return found
         return None
+
+    def _recall(self, idv: str) -> LoadedPaper | None:
+        with self._settled_lock:
+            kept = self._settled.get(idv)
+            if kept is not None:
+                self._settled.move_to_end(idv)
+            return kept
+
+    def _keep(self, loaded: LoadedPaper) -> None:
+        if loaded.version is None or not loaded.version_confirmed:
+            return  # may be superseded: the store's lifetime decides
+        with self._settled_lock:
+            self._settled[loaded.idv] = loaded
+            self._settled.move_to_end(loaded.idv)
+            while len(self._settled) > MEMORY_PAPERS:
+                self._settled.popitem(last=False)
 
     def _remember(self, ref: PaperRef, loaded: LoadedPaper) -> None:
         ttl = self.settings.latest_ttl_s

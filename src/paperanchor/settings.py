@@ -52,6 +52,9 @@ class Settings(BaseSettings):
     # at backoff_cap_s; a Retry-After longer than the cap is not waited for).
     backoff_s: float = 1.0
     backoff_cap_s: float = 30.0
+    # Not in SPEC's table: with a Redis store, how long a host's turn or a paper's fetch lock
+    # outlives a process that died holding it (a live holder renews it every third of this).
+    lock_lease_s: float = 10.0
 
     @property
     def public_base(self) -> str:
@@ -97,7 +100,7 @@ class Settings(BaseSettings):
             raise ValueError(f"{_env(info.field_name or '')} must be >= 0, got {value}")
         return value
 
-    @field_validator("timeout_s", "max_html_mb", "backoff_cap_s")
+    @field_validator("timeout_s", "max_html_mb", "backoff_cap_s", "lock_lease_s")
     @classmethod
     def _positive(cls, value: float, info: ValidationInfo) -> float:
         if not value > 0 or value == float("inf"):

@@ -2,7 +2,8 @@
 
 Only the configured bases are ever contacted, with the normalised id appended; redirects are
 followed by hand and never off the upstream's host. Requests to one host are serialised with a
-minimum gap, retried with capped full-jitter backoff, bounded in time and in size.
+minimum gap (across processes too, given a `Shared` over Redis), retried with capped full-jitter
+backoff, bounded in time and in size.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import random
 import re
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -28,6 +29,7 @@ import httpx
 from paperanchor.errors import NotFound, PaperAnchorError, TooLarge, Unavailable, UpstreamError
 from paperanchor.refs import PaperRef
 from paperanchor.settings import Settings
+from paperanchor.shared import HostPaused, Shared
 
 log = logging.getLogger(__name__)
 
@@ -83,10 +85,14 @@ class _Answer:
 
 
 class Sources:
-    """The three sources in order, over one HTTP client shared by every request."""
+    """The three sources in order, over one HTTP client shared by every request.
 
-    def __init__(self, settings: Settings) -> None:
+    With `shared`, each host's gap and pauses hold across every process that shares its Redis.
+    """
+
+    def __init__(self, settings: Settings, *, shared: Shared | None = None) -> None:
         self.settings = settings
+        self.shared = shared
         self._client = httpx.AsyncClient(
             headers={
                 "User-Agent": USER_AGENT,
@@ -233,6 +239,16 @@ class Sources:
                     self.requests_sent += 1
                     async with asyncio.timeout(settings.timeout_s):
                         answer = await self._get_once(url, ref, label)
+                    if answer.status == 429 or answer.status >= 500:
+                        retry_after = parse_retry_after(answer.headers.get("retry-after"))
+                    if retry_after is not None:
+                        # Within the turn, so that no request to the host, of this process or
+                        # another, goes ahead before the pause is recorded. The host asked:
+                        # every request to it waits; longer than the cap, they fail fast.
+                        if retry_after > settings.backoff_cap_s:
+                            await gate.block(retry_after)
+                        else:
+                            await gate.defer(retry_after)
             except TimeoutError:
                 failure, broken = f"no complete answer within {settings.timeout_s:g} s", False
             except httpx.ProtocolError as exc:
@@ -243,17 +259,13 @@ class Sources:
                 if answer.status != 429 and answer.status < 500:
                     return answer
                 failure, broken = f"status {answer.status}", False
-                retry_after = parse_retry_after(answer.headers.get("retry-after"))
             if retry_after is not None and retry_after > settings.backoff_cap_s:
-                # Asked to stay away longer than we are willing to wait: stop now, and make
-                # every other request to this host fail fast until then.
-                gate.block(retry_after)
+                # Asked to stay away longer than we are willing to wait: stop now (the gate
+                # makes every other request to this host fail fast until then).
                 raise Unavailable(
                     f"{label} asks to retry {ref.idv} in {retry_after:.0f} s ({failure})",
                     retry_after=retry_after,
                 )
-            if retry_after is not None:
-                gate.defer(retry_after)  # the host asked: every request to it waits
             if attempt + 1 == attempts:
                 break
             log.warning("%s: %s for %s; retrying", label, failure, url)
@@ -291,15 +303,22 @@ class Sources:
         key = _origin(url)
         gate = self._gates.get(key)
         if gate is None:
-            gate = self._gates[key] = _HostGate(self.settings.min_gap_s)
+            host = f"{key[0]}://{key[1]}"
+            gate = self._gates[key] = _HostGate(self.settings.min_gap_s, host, self.shared)
         return gate
 
 
 @dataclass(slots=True)
 class _HostGate:
-    """One request to a host at a time, `gap` seconds after the previous one ended."""
+    """One request to a host at a time, `gap` seconds after the previous one ended.
+
+    The local lock keeps one request of this process in line for the shared turn at a time;
+    the shared turn (when there is one) does the same across processes.
+    """
 
     gap: float
+    host: str
+    shared: Shared | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _ready_at: float = 0.0
     _blocked_until: float = 0.0
@@ -309,25 +328,38 @@ class _HostGate:
         async with self._lock:
             now = time.monotonic()
             if self._blocked_until > now:
-                wait = self._blocked_until - now
-                raise Unavailable(
-                    f"{label} asked us to pause; {ref.idv} can be fetched in {wait:.0f} s",
-                    retry_after=wait,
-                )
+                raise _paused(label, ref, self._blocked_until - now)
             if self._ready_at > now:
                 await asyncio.sleep(self._ready_at - now)
-            try:
-                yield
-            finally:
-                # Measured from the end of a request, so that arrivals at the host are at least
-                # `gap` apart whatever the network's latency.
-                self._ready_at = max(self._ready_at, time.monotonic() + self.gap)
+            async with AsyncExitStack() as stack:
+                if self.shared is not None:
+                    try:
+                        await stack.enter_async_context(self.shared.host_turn(self.host, self.gap))
+                    except HostPaused as paused:
+                        self._blocked_until = time.monotonic() + paused.seconds
+                        raise _paused(label, ref, paused.seconds) from None
+                try:
+                    yield
+                finally:
+                    # Measured from the end of a request, so that arrivals at the host are at
+                    # least `gap` apart whatever the network's latency.
+                    self._ready_at = max(self._ready_at, time.monotonic() + self.gap)
 
-    def defer(self, seconds: float) -> None:
+    async def defer(self, seconds: float) -> None:
         self._ready_at = max(self._ready_at, time.monotonic() + seconds)
+        if self.shared is not None:
+            await self.shared.defer_host(self.host, seconds)
 
-    def block(self, seconds: float) -> None:
+    async def block(self, seconds: float) -> None:
         self._blocked_until = max(self._blocked_until, time.monotonic() + seconds)
+        if self.shared is not None:
+            await self.shared.pause_host(self.host, seconds)
+
+
+def _paused(label: str, ref: PaperRef, wait: float) -> Unavailable:
+    return Unavailable(
+        f"{label} asked us to pause; {ref.idv} can be fetched in {wait:.0f} s", retry_after=wait
+    )
 
 
 # -- pure helpers ------------------------------------------------------------------------------

@@ -1,10 +1,18 @@
-"""Cache backends behind one small protocol, and the paper cache built on it."""
+"""Cache backends behind one small protocol, and the paper cache built on it.
+
+`DiskStore` is the embedded default (diskcache); `RedisStore` is a Redis server shared by any
+number of processes and machines (`PAPERANCHOR_CACHE_URL=redis://…`), which is also what they
+coordinate through (shared.py).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import pickle
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -12,8 +20,11 @@ from typing import Protocol, TypeVar
 from urllib.parse import urlsplit
 
 import diskcache
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
-from paperanchor.errors import BadRequest, PaperAnchorError
+from paperanchor.errors import PaperAnchorError
 from paperanchor.refs import parse_ref
 from paperanchor.settings import Settings
 
@@ -81,16 +92,172 @@ class DiskStore(Store):
             self._worker.shutdown()
 
 
-def open_store(settings: Settings) -> Store:
-    """The store the settings name: diskcache under `cache_dir` (Redis comes later)."""
-    if settings.cache_url:
-        # Falling back to the disk silently would break what a shared cache promises (one
-        # politeness gap across processes), so refuse until the Redis backend lands.
-        parts = urlsplit(settings.cache_url)
-        raise BadRequest(
-            f"PAPERANCHOR_CACHE_URL={parts.scheme}://{parts.hostname or ''}… is not supported "
-            "yet; unset it to use the embedded cache in PAPERANCHOR_CACHE_DIR"
+# Redis on a LAN answers in well under a millisecond and moves a parsed paper (~1 MB) in a few;
+# waiting longer than this for one command means it is gone, and every request would wait as long.
+REDIS_CONNECT_TIMEOUT_S = 1.0
+REDIS_TIMEOUT_S = 2.0
+# While Redis is unreachable, one caller tries it again this often; the others go straight to
+# local behaviour instead of each waiting out a connect timeout.
+REDIS_RETRY_S = 1.0
+# Every key this project writes to a Redis that may be shared with other applications.
+REDIS_PREFIX = "paperanchor:"
+
+
+class RedisDown(Exception):
+    """Redis did not answer (connection refused, reset, timed out, loading): use local behaviour."""
+
+
+class RedisStore(Store):
+    """A Redis server shared by processes and machines; the disk cache stands in while it is away.
+
+    Nothing connects until the first command, so a Redis that is down at start is an outage like
+    any other. During an outage reads and writes go to `fallback` (opened on first need; the
+    embedded cache under PAPERANCHOR_CACHE_DIR), and one warning is logged when it starts and one
+    when Redis is back. What was written to the fallback stays there: it is not copied to Redis.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        fallback: Callable[[], Store] | None = None,
+        prefix: str = REDIS_PREFIX,
+    ) -> None:
+        self.where = redacted_url(url)
+        self.prefix = prefix
+        try:
+            self.client: redis.Redis = redis.Redis.from_url(
+                url,
+                socket_connect_timeout=REDIS_CONNECT_TIMEOUT_S,
+                socket_timeout=REDIS_TIMEOUT_S,
+                # One immediate retry on a fresh connection: after Redis restarts, every pooled
+                # connection is dead, and the first command on each must not count as an outage.
+                retry=Retry(NoBackoff(), 1),
+            )
+        except ValueError as exc:
+            raise PaperAnchorError(
+                f"PAPERANCHOR_CACHE_URL={self.where} is not a usable Redis URL: {exc}"
+            ) from None
+        self._fallback_factory = fallback
+        self._fallback: Store | None = None
+        self._fallback_failed = False
+        self._state = threading.Lock()
+        self._down_since: float | None = None
+        self._retry_at = 0.0
+        self._closed = False
+
+    @property
+    def is_down(self) -> bool:
+        """Whether the last command found Redis unreachable."""
+        return self._down_since is not None
+
+    def run(self, command: Callable[[redis.Redis], T]) -> T:
+        """`command(client)`; `RedisDown` while Redis is unreachable (logged once per outage).
+
+        Other Redis errors (a full Redis refusing writes, a script error) propagate as they are.
+        """
+        with self._state:
+            if self._down_since is not None and time.monotonic() < self._retry_at:
+                raise RedisDown(f"Redis at {self.where} is unreachable")
+        try:
+            result = command(self.client)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            self._failed(exc)
+            raise RedisDown(f"Redis at {self.where} is unreachable: {exc}") from exc
+        if self._down_since is not None:
+            self._recovered()
+        return result
+
+    def key(self, name: str) -> str:
+        return self.prefix + name
+
+    def get(self, key: str) -> bytes | None:
+        try:
+            value = self.run(lambda client: client.get(self.key(key)))
+        except RedisDown:
+            fallback = self._local()
+            return fallback.get(key) if fallback is not None else None
+        return value if isinstance(value, bytes) else None
+
+    def set(self, key: str, value: bytes, ttl: float | None = None) -> None:
+        expiry = None if ttl is None else max(1, math.ceil(ttl * 1000))
+        try:
+            self.run(lambda client: client.set(self.key(key), value, px=expiry))
+        except RedisDown:
+            fallback = self._local()
+            if fallback is not None:
+                fallback.set(key, value, ttl)
+
+    def delete(self, key: str) -> None:
+        try:
+            self.run(lambda client: client.delete(self.key(key)))
+        except RedisDown:
+            fallback = self._local()
+            if fallback is not None:
+                fallback.delete(key)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.client.close()
+        finally:
+            if self._fallback is not None:
+                self._fallback.close()
+
+    def _failed(self, exc: BaseException) -> None:
+        with self._state:
+            now = time.monotonic()
+            self._retry_at = now + REDIS_RETRY_S
+            if self._down_since is not None:
+                return
+            self._down_since = now
+        log.warning(
+            "Redis at %s is unreachable (%s): serving from the local cache and keeping the "
+            "politeness gap and single flight within this process until it is back",
+            self.where,
+            exc,
         )
+
+    def _recovered(self) -> None:
+        with self._state:
+            if self._down_since is None:
+                return
+            outage, self._down_since = time.monotonic() - self._down_since, None
+        log.warning("Redis at %s is back after %.1f s", self.where, outage)
+
+    def _local(self) -> Store | None:
+        with self._state:
+            if self._fallback is None and not self._fallback_failed and not self._closed:
+                if self._fallback_factory is None:
+                    self._fallback_failed = True
+                else:
+                    try:
+                        self._fallback = self._fallback_factory()
+                    except Exception as exc:
+                        self._fallback_failed = True
+                        log.warning("no local cache while Redis is away: %s", exc)
+            return self._fallback
+
+
+def redacted_url(url: str) -> str:
+    """A Redis URL without its password, fit for logs and error details."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return f"{url.split(':', 1)[0]}://…"
+    user = f"{parts.username}@" if parts.username else ""
+    return f"{parts.scheme}://{user}{host}{port}{parts.path}"
+
+
+def open_store(settings: Settings) -> Store:
+    """The store the settings name: Redis for `cache_url`, else diskcache under `cache_dir`."""
+    if settings.cache_url:
+        cache_dir = settings.cache_dir
+        return RedisStore(settings.cache_url, fallback=lambda: DiskStore(cache_dir))
     return DiskStore(settings.cache_dir)
 
 
