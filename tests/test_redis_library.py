@@ -19,6 +19,7 @@ import sys
 import time
 from typing import Any
 
+from paperanchor import library as library_module
 from paperanchor import store as store_module
 from paperanchor.errors import NotFound, Unavailable
 from paperanchor.library import Library, LoadedPaper
@@ -272,9 +273,11 @@ def test_with_redis_down_from_the_start_papers_are_fetched_and_cached_locally(
 
 
 def test_a_settled_paper_is_served_from_memory_while_redis_is_away(
-    replay, own_redis, tmp_path, caplog
+    replay, own_redis, tmp_path, caplog, monkeypatch
 ):
     caplog.set_level(logging.WARNING)
+    # An unconfirmed paper stays in memory only for a while; here, not at all.
+    monkeypatch.setattr(library_module, "UNSETTLED_MEMORY_S", 0)
     settings = replay.settings(tmp_path, cache_url=own_redis.url)
 
     async def main() -> list[LoadedPaper]:
@@ -300,6 +303,23 @@ def test_a_settled_paper_is_served_from_memory_while_redis_is_away(
         "/ar5iv/html/2307.00235",
     ]
     assert ["unreachable" in record.getMessage() for record in caplog.records] == [True]
+
+
+def test_an_unconfirmed_paper_stays_in_memory_for_a_while(replay, own_redis, tmp_path, caplog):
+    caplog.set_level(logging.WARNING)
+    settings = replay.settings(tmp_path, cache_url=own_redis.url)
+
+    async def main() -> tuple[LoadedPaper, LoadedPaper]:
+        async with library(settings) as lib:
+            first = await lib.load(parse_ref("2307.00235"))
+            own_redis.stop()
+            again = await lib.load(parse_ref("2307.00235"))
+            return first, again
+
+    first, again = asyncio.run(main())
+    assert again is first and not first.version_confirmed
+    # only the first load reached the upstream: arXiv's 404, then ar5iv
+    assert replay.paths() == ["/html/2307.00235", "/ar5iv/html/2307.00235"]
 
 
 def test_restarting_redis_mid_run_gives_only_answers(replay, own_redis, tmp_path, monkeypatch):

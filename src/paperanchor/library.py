@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,12 +21,15 @@ from paperanchor.store import PaperCache, Store, open_store
 
 Parse = Callable[[bytes, str], Any]
 
-# Settled papers (a confirmed version never changes) kept in the process, so that a hot paper is
-# not read and unpickled from the store on every request, nor opened again by the service (which
-# keeps its views by document identity): unpickling and opening 2501.11120v1 costs 13 ms, and
-# GET /2501.11120v1/sections/S2.md over Redis went from 68 to 322 requests/s in one process
-# (bench/workers.py, 2 cores). As many as the service keeps views of.
+# Papers kept in the process, so that a hot paper is not read and unpickled from the store on
+# every request, nor opened again by the service (which keeps its views by document identity):
+# unpickling and opening 2501.11120v1 costs 13 ms, and GET /2501.11120v1/sections/S2.md over
+# Redis went from 68 to 322 requests/s in one process (bench/workers.py, 2 cores). As many as
+# the service keeps views of. A confirmed version (and a local file's parse, keyed by its
+# bytes) never changes and stays until evicted; anything else may be superseded and is read
+# from the store again after UNSETTLED_MEMORY_S.
 MEMORY_PAPERS = 64
+UNSETTLED_MEMORY_S = 600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +78,7 @@ class Library:
         self.shared = Shared.over(self.store, lease_s=settings.lock_lease_s)
         self.sources = sources if sources is not None else Sources(settings, shared=self.shared)
         self._flight: SingleFlight[str, LoadedPaper] = SingleFlight()
-        self._settled: OrderedDict[str, LoadedPaper] = OrderedDict()
+        self._settled: OrderedDict[str, tuple[Any, float]] = OrderedDict()
         self._settled_lock = threading.Lock()  # read from the store's worker threads too
         self.cache_hits = 0
         self.fetches = 0
@@ -82,7 +87,7 @@ class Library:
         """The parsed paper for `ref`, fetching and parsing it at most once at a time."""
         if not ref.is_local:
             # A versioned reference that was settled is itself: no store lookup at all.
-            kept = self._recall(ref.idv) if ref.version is not None else None
+            kept: LoadedPaper | None = self._recall(ref.idv) if ref.version is not None else None
             cached = kept or await asyncio.to_thread(self._cached, ref)
             if cached is not None:
                 self.cache_hits += 1
@@ -132,21 +137,25 @@ class Library:
         document = await asyncio.to_thread(self._parse, page.html, base_url)
         loaded = _loaded(document, page)
         await asyncio.to_thread(self._remember, ref, loaded)
-        self._keep(loaded)
+        self._keep_loaded(loaded)
         return loaded
 
     async def _local_document(self, page: FetchedPage) -> Any:
         # A local file can change under the same name: key its parse by its bytes.
         digest = hashlib.sha256(page.base_url.encode() + b"\0" + page.html).hexdigest()
         key = f"local-sha256:{digest}"
-        cached = await asyncio.to_thread(self.cache.get_paper, key, self.parser_version)
+        cached = self._recall(key) or await asyncio.to_thread(
+            self.cache.get_paper, key, self.parser_version
+        )
         if cached is not None:
             self.cache_hits += 1
+            self._keep(key, cached, settled=True)
             return cached
         document = await asyncio.to_thread(self._parse, page.html, page.base_url or page.source_url)
         ttl = self.settings.latest_ttl_s
         if ttl > 0:
             await asyncio.to_thread(self.cache.put_paper, key, self.parser_version, document, ttl)
+        self._keep(key, document, settled=True)
         return document
 
     def _cached(self, ref: PaperRef) -> LoadedPaper | None:
@@ -159,23 +168,35 @@ class Library:
         for idv in candidates:
             found = self._recall(idv) or self.cache.get_paper(idv, self.parser_version)
             if isinstance(found, LoadedPaper):
-                self._keep(found)
+                self._keep_loaded(found)
                 return found
         return None
 
-    def _recall(self, idv: str) -> LoadedPaper | None:
+    def _recall(self, key: str) -> Any:
         with self._settled_lock:
-            kept = self._settled.get(idv)
-            if kept is not None:
-                self._settled.move_to_end(idv)
-            return kept
+            kept = self._settled.get(key)
+            if kept is None:
+                return None
+            if kept[1] <= time.monotonic():
+                del self._settled[key]
+                return None
+            self._settled.move_to_end(key)
+            return kept[0]
 
-    def _keep(self, loaded: LoadedPaper) -> None:
-        if loaded.version is None or not loaded.version_confirmed:
-            return  # may be superseded: the store's lifetime decides
+    def _keep_loaded(self, loaded: LoadedPaper) -> None:
+        settled = loaded.version is not None and loaded.version_confirmed
+        self._keep(loaded.idv, loaded, settled=settled)
+
+    def _keep(self, key: str, value: Any, *, settled: bool) -> None:
+        ttl = min(self.settings.latest_ttl_s, UNSETTLED_MEMORY_S)
+        if not settled and ttl <= 0:
+            return
+        expires = math.inf if settled else time.monotonic() + ttl
         with self._settled_lock:
-            self._settled[loaded.idv] = loaded
-            self._settled.move_to_end(loaded.idv)
+            if key in self._settled and self._settled[key][0] is value:
+                expires = self._settled[key][1]  # recalling a paper does not extend its stay
+            self._settled[key] = (value, expires)
+            self._settled.move_to_end(key)
             while len(self._settled) > MEMORY_PAPERS:
                 self._settled.popitem(last=False)
 
