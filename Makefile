@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 export PAPERANCHOR_CORPUS ?= $(abspath ../shared/corpus)
 
-.PHONY: run test lint fixtures golden install
+.PHONY: run test lint fixtures golden install bench
 
 $(BIN)/paperanchor: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,3 +35,8 @@ fixtures:
 ## golden: rewrite the golden dumps of the fixtures after a deliberate parser change
 golden: install
 	$(BIN)/python -m tests.golden
+
+## bench: run the benchmarks (bench/) and rewrite BENCHMARKS.md; wrk is used when installed
+bench: install
+	$(BIN)/pip install --quiet -e '.[bench]'
+	$(BIN)/python -m bench.run

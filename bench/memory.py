@@ -18,13 +18,21 @@ from bench.common import corpus_pages, rss_kb, serve
 
 PAPERS = 50
 
+# /proc's VmHWM, not getrusage's ru_maxrss: Linux carries ru_maxrss over from the parent
+# across fork and exec, so a child of a large process would report the parent's peak.
 _PEAK = """
-import resource, sys
+import sys
 from paperanchor.parse import parse_document
+
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1])
+
 data = open(sys.argv[1], "rb").read()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = status("VmHWM:")
 document = parse_document(data)
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+after = status("VmHWM:")
 print(before, after, len(data))
 """
 

@@ -19,8 +19,8 @@ def run(runs: int = RUNS) -> list[dict[str, object]]:
         spreads = interleaved(
             {
                 "lxml": lambda: lxml.html.fromstring(data),  # noqa: B023
-                "tree": lambda: parse_document(data),
-            },  # noqa: B023
+                "tree": lambda: parse_document(data),  # noqa: B023
+            },
             runs,
         )
         ratio = spreads["tree"].ratio_to(spreads["lxml"])

@@ -82,7 +82,7 @@ def run(rounds: int = 3, seconds: float = 4, connections: int = 16) -> dict[str,
             replay.script(f"/html/{idv}", *[page(replay.corpus_page(name))] * 1000)
         with tempfile.TemporaryDirectory() as cache:
             env = {**replay.environ(), "PAPERANCHOR_CACHE_DIR": cache, "PAPERANCHOR_MIN_GAP_S": "0"}
-            with serve(env) as (base, process):
+            with serve(env) as (base, _process):
                 cold = _cold(base, replay)
                 warm = _warm(base, rounds, seconds, connections)
                 mcp = _mcp(base, rounds, seconds, connections)

@@ -20,6 +20,18 @@ _GENERATOR = re.compile(r"by LaTeXML \(version ([^)]+)\)")
 _DOCUMENT_DEPTH = 6
 # Front matter sits in the document's first levels, unless a broken conversion nested it.
 _FRONT_DEPTH = 3
+_SECTIONS = frozenset(
+    {
+        "ltx_section",
+        "ltx_appendix",
+        "ltx_bibliography",
+        "ltx_chapter",
+        "ltx_part",
+        "ltx_subsection",
+        "ltx_paragraph",
+        "ltx_para",
+    }
+)
 
 
 def _by_class(name: str) -> etree.XPath:
@@ -60,6 +72,17 @@ def _shallow(top: HtmlElement, depth: int) -> list[HtmlElement]:
     return out
 
 
+def _first_with_class(top: HtmlElement, name: str, depth: int) -> HtmlElement | None:
+    """Breadth first, so the search stops at the level where the element is."""
+    level = [c for c in top if type(c.tag) is str]
+    for _ in range(depth):
+        for el in level:
+            if name in classes(el):
+                return el
+        level = [c for el in level for c in el if type(c.tag) is str]
+    return None
+
+
 def scan(root: HtmlElement, raw: bytes) -> PageScan:
     found = PageScan()
     head = root.find("head")
@@ -73,15 +96,21 @@ def scan(root: HtmlElement, raw: bytes) -> PageScan:
                 found.generator = match.group(1)
                 break
     body = root.find("body")
-    candidates = _shallow(body if body is not None else root, _DOCUMENT_DEPTH)
-    found.document = next((el for el in candidates if "ltx_document" in classes(el)), None)
+    found.document = _first_with_class(
+        body if body is not None else root, "ltx_document", _DOCUMENT_DEPTH
+    )
     if found.document is None and b"ltx_document" in raw:
         deep = _ANY_DOCUMENT(root)
         found.document = deep[0] if deep else None
     document = found.document
     if document is None:
         return found
-    front = _shallow(document, _FRONT_DEPTH)
+    # front matter sits outside the sections: their contents need no look
+    front: list[HtmlElement] = []
+    for child in document:
+        if type(child.tag) is str and not _SECTIONS.intersection(classes(child)):
+            front.append(child)
+            front.extend(_shallow(child, _FRONT_DEPTH - 1))
     for el in front:
         cls = classes(el)
         if "ltx_creator" in cls and "ltx_role_author" in cls:

@@ -1,0 +1,249 @@
+"""`make bench`: run every benchmark and rewrite BENCHMARKS.md.
+
+Every figure is a ratio against a baseline measured in the same run (this machine is shared
+and noisy), as the median of several runs with min and max. Nothing here is a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+
+import httpx
+
+from bench import memory, parse_bench, requests_bench, tokens
+from bench.common import ROOT, machine, serve
+
+OUT = ROOT / "BENCHMARKS.md"
+TARGETS = {"parse": 3.0, "parse_goal": 2.0, "warm": 0.5, "outline": 0.08, "flow": 0.15}
+
+
+def _tools_list_tokens() -> tuple[int, int]:
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"PAPERANCHOR_OFFLINE": "1", "PAPERANCHOR_CACHE_DIR": cache}
+        with serve(env) as (base, _process):
+            response = httpx.post(
+                f"{base}/mcp",
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                headers={"Accept": "application/json, text/event-stream"},
+                trust_env=False,
+            )
+            response.raise_for_status()
+            text = json.dumps(response.json()["result"], separators=(",", ":"))
+    return len(text), math.ceil(len(text) / 4)
+
+
+def _profile_top() -> str:
+    """pyinstrument's flat view (self time per function) of parsing a slow page."""
+    from pyinstrument import Profiler
+    from pyinstrument.renderers import ConsoleRenderer
+
+    from paperanchor.parse import parse_document
+
+    data = (ROOT.parent / "shared" / "corpus" / "html" / "2501.11120v1.arxiv.html").read_bytes()
+    profiler = Profiler(interval=0.0005)
+    with profiler:
+        for _ in range(20):
+            parse_document(data)
+    text = profiler.output(ConsoleRenderer(flat=True, time="percent_of_total"))
+    lines = [line for line in text.splitlines() if line.strip()]
+    return "\n".join(lines[:25])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="fewer rounds, for a smoke run")
+    args = parser.parse_args()
+    rounds = 2 if args.quick else 5
+    started = time.monotonic()
+    parse_rows = parse_bench.run(runs=3 if args.quick else 9)
+    peak = memory.parse_peak()
+    server = memory.server_rss()
+    req = requests_bench.run(rounds=rounds, seconds=2 if args.quick else 5)
+    token_rows = tokens.run()
+    tools_chars, tools_tokens = _tools_list_tokens()
+    profile = _profile_top()
+    elapsed = time.monotonic() - started
+    OUT.write_text(
+        _report(
+            parse_rows, peak, server, req, token_rows, tools_chars, tools_tokens, profile, elapsed
+        ),
+        encoding="utf-8",
+    )
+    print(f"wrote {OUT.relative_to(ROOT)} in {elapsed:.0f} s")
+    return 0
+
+
+def _ok(value: float, target: float, *, below: bool = True) -> str:
+    return "meets" if (value <= target if below else value >= target) else "**misses**"
+
+
+def _report(
+    parse_rows,
+    peak,
+    server,
+    req,
+    token_rows,
+    tools_chars,
+    tools_tokens,
+    profile,  # type: ignore[no-untyped-def]
+    elapsed,
+) -> str:
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Made by `make bench` (`.venv/bin/python -m bench.run`) on {now}, in {elapsed:.0f} s.",
+        f"Machine: {machine()}. Every figure is a ratio to a baseline measured in the same run, "
+        "as the median with (min–max) of repeated runs; the machine is shared, so absolute "
+        "times move from run to run and only the ratios are compared with targets.",
+        "",
+        "## 1. Parse: tree build ÷ a bare `lxml.html.fromstring` of the same bytes",
+        "",
+        "Target ≤ 3, goal ≤ 2. Runs are interleaved (lxml, tree, lxml, tree …) so noise hits "
+        "both alike.",
+        "",
+        "| page | KB | ratio | target | MB/s |",
+        "|---|---|---|---|---|",
+    ]
+    for row in parse_rows:
+        ratio = row["ratio"]
+        lines.append(
+            f"| {row['page']} | {row['bytes'] // 1024} | {ratio.show()} | "
+            f"{_ok(ratio.median, TARGETS['parse'])} | {row['mb_s']:.1f} |"
+        )
+    all_tree = sum(r["tree"].median for r in parse_rows)
+    all_lxml = sum(r["lxml"].median for r in parse_rows)
+    lines += [
+        "",
+        f"All pages together: {all_tree / all_lxml:.2f}. Peak memory of parsing the largest "
+        f"page ({peak['page']}, {peak['bytes'] // 1024} KB) in a fresh process: "
+        f"{peak['peak_kb'] / 1024:.0f} MB, {peak['ratio']:.1f}× its size (lxml's tree of a "
+        "MathML-heavy page is most of it).",
+        "",
+        "## 2. Cold request: the first `outline` of an uncached paper",
+        "",
+        "Through the replay upstream on loopback with `PAPERANCHOR_MIN_GAP_S=0`, five papers "
+        "(bench/requests_bench.py). Upstream is a bare GET of the same page, parse is "
+        "`parse_document` of the same bytes, the rest is the server (cache write, rendering).",
+        "",
+        "| part | seconds | share of total |",
+        "|---|---|---|",
+    ]
+    cold = req["cold"]
+    for part in ("total", "upstream", "parse", "rest"):
+        share = cold[part].median / cold["total"].median
+        lines.append(f"| {part} | {cold[part].show(3)} | {share:.0%} |")
+    warm, mcp = req["warm"], req["mcp"]
+    lines += [
+        "",
+        "## 3. Warm requests: a cached section's Markdown ÷ `/healthz`, same server, same load",
+        "",
+        f"`GET /{requests_bench.WARM_IDV}/sections/{requests_bench.WARM_ANCHOR}.md` (the corpus "
+        "page 2501.11120v1) and `GET /healthz`, 16 connections from a separate process "
+        "(wrk when installed, else bench/load.py), interleaved rounds. Target ≥ 0.5.",
+        "",
+        "| route | requests/s | p50 ms | p99 ms | errors |",
+        "|---|---|---|---|---|",
+        f"| section .md | {warm['section']['rps'].show(0)} | {warm['section']['p50_ms'].show()} | "
+        f"{warm['section']['p99_ms'].show()} | {warm['section_errors']:.0f} |",
+        f"| /healthz | {warm['healthz']['rps'].show(0)} | {warm['healthz']['p50_ms'].show()} | "
+        f"{warm['healthz']['p99_ms'].show()} | {warm['healthz_errors']:.0f} |",
+        "",
+        f"Ratio: **{warm['ratio'].show()}** — "
+        f"{_ok(warm['ratio'].median, TARGETS['warm'], below=False)} the target.",
+        "",
+        "## 4. MCP: warm `read` calls over Streamable HTTP ÷ the REST route for the same read",
+        "",
+        "Both from bench/load.py (the same client cost): JSON-RPC `tools/call read` POSTed to "
+        "`/mcp` (stateless) against `GET …/sections/S2.md`.",
+        "",
+        "| front door | calls/s | p50 ms | p99 ms | errors |",
+        "|---|---|---|---|---|",
+        f"| MCP read | {mcp['mcp']['rps'].show(0)} | {mcp['mcp']['p50_ms'].show()} | "
+        f"{mcp['mcp']['p99_ms'].show()} | {mcp['mcp_errors']:.0f} |",
+        f"| REST .md | {mcp['rest']['rps'].show(0)} | {mcp['rest']['p50_ms'].show()} | "
+        f"{mcp['rest']['p99_ms'].show()} | {mcp['rest_errors']:.0f} |",
+        "",
+        f"Ratio: **{mcp['ratio'].show()}**.",
+        "",
+        "## 5. Tokens: what an agent spends ÷ the whole paper's Markdown",
+        "",
+        "Outline = the `Outline` JSON (compact, as a tool result carries it). Flow = outline, "
+        "read the first section, search two words of its title, cite its first two paragraphs "
+        "(bench/tokens.py). Targets: outline ≤ 0.08, flow ≤ 0.15.",
+        "",
+        "| paper | whole | outline | ratio | flow | ratio |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in token_rows:
+        o = row["outline"] / row["whole"]
+        f = row["flow"] / row["whole"]
+        lines.append(
+            f"| {row['page']} | {row['whole']} | {row['outline']} | {o:.3f} "
+            f"({_ok(o, TARGETS['outline'])}) | {row['flow']} | {f:.3f} "
+            f"({_ok(f, TARGETS['flow'])}) |"
+        )
+    met_o = sum(1 for r in token_rows if r["outline"] / r["whole"] <= TARGETS["outline"])
+    met_f = sum(1 for r in token_rows if r["flow"] / r["whole"] <= TARGETS["flow"])
+    lines += [
+        "",
+        f"Outline meets its target on {met_o} of {len(token_rows)} papers, the flow on {met_f}. "
+        f"`tools/list`: {tools_chars} characters, {tools_tokens} tokens (limit 6,000 / 1,500).",
+        "",
+        "## 6. Memory: a server holding 50 parsed papers",
+        "",
+        "`paperanchor serve` over a local directory of 50 names linked to corpus pages, the "
+        "outline of each requested once (bench/memory.py). Resident memory from /proc.",
+        "",
+        "| state | RSS MB |",
+        "|---|---|",
+        f"| idle (after /healthz) | {server['idle_kb'] / 1024:.0f} |",
+        f"| holding 50 papers | {server['held_kb'] / 1024:.0f} |",
+        "",
+        f"{server['per_paper_kb'] / 1024:.1f} MB per paper. The in-memory paper cache is bounded: "
+        "`MEMORY_PAPERS = 64` parsed papers in the library (src/paperanchor/library.py) and as "
+        "many rendered views in the service (`DEFAULT_MEMORY_PAPERS`, src/paperanchor/service.py), "
+        "least recently used first out; beyond that papers are read from the store.",
+        "",
+        "## Profile of the slowest step",
+        "",
+    ]
+    lines += PROFILE_HISTORY
+    lines += [
+        "",
+        "Current profile (pyinstrument, 20 parses of 2501.11120v1):",
+        "",
+        "```",
+        profile,
+        "```",
+        "",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# What profiling found and fixed, with the figures measured before and after on this machine.
+PROFILE_HISTORY = [
+    "1. **Warm requests.** Before: 72 requests/s for a cached section against 2,793 for "
+    "`/healthz` (ratio 0.03), p50 77 ms. cProfile showed every request reading the paper from "
+    "the store, unpickling it and rebuilding its anchor index and Markdown, because the "
+    "service's view cache matched papers by object identity and the store returns a new "
+    "object each time. Fix: the library keeps papers in process memory (bounded, above). "
+    "After: 2,579 against 4,084 (ratio 0.63), p50 2.8 ms.",
+    "2. **Parse.** Before: all pages 6.03× a bare lxml parse (worst page 13.8×). cProfile on "
+    "2501.11120v1: lxml.html's per-element Python classes (88k lookups per parse), five "
+    "whole-page XPath `contains(@class)` scans for front matter and errors, three walks of "
+    "every float, class strings split again for every test. Fixes: a plain `etree` HTML "
+    "parser, front matter looked for where LaTeXML puts it (XPath only when the bytes show the "
+    "class), one walk per float that does not enter tabulars, cached class sets, whitespace "
+    "squashed with `str.split`. After: all pages 2.32× (see section 1 for this run).",
+]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
