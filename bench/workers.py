@@ -25,36 +25,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench.common import CORPUS, ROOT, Spread, machine
+from bench.common import CORPUS, ROOT, Spread, free_port, machine, wait_for
 
 IDV = "2501.11120v1"
 PAGE = "2501.11120v1.arxiv.html"
 ANCHOR = "S2"
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_for(url: str, process: subprocess.Popen[bytes], seconds: float = 30) -> None:
-    import httpx
-
-    deadline = time.monotonic() + seconds
-    with httpx.Client(timeout=2, trust_env=False) as client:
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise RuntimeError(f"{process.args!r} exited with {process.returncode}")
-            try:
-                if client.get(url).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
-    raise RuntimeError(f"{url} did not answer within {seconds} s")
 
 
 @contextmanager
