@@ -103,3 +103,42 @@ def test_fetch_prefetches_into_the_cache_and_prints_a_summary(  # type: ignore[n
     assert len(replay.requests) == requests_before  # served from the cache
     offline = run("outline", "2501.11120", "--json", env={**env, "PAPERANCHOR_OFFLINE": "1"})
     assert json.loads(offline.stdout)["idv"] == "2501.11120v1"
+
+
+def test_serve_with_two_workers_answers_from_two_processes(tmp_path: Path) -> None:
+    import time
+
+    import httpx
+
+    from tests.conftest import free_port
+
+    port = free_port()
+    env = {
+        **os.environ,
+        "PAPERANCHOR_LOCAL_DIR": str(FIXTURES_HTML),
+        "PAPERANCHOR_OFFLINE": "1",
+        "PAPERANCHOR_CACHE_DIR": str(tmp_path),
+        "PAPERANCHOR_RATE_LIMIT": "0",
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-m", "paperanchor.cli", "serve", "--workers", "2", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        with httpx.Client(trust_env=False, timeout=10) as client:
+            while True:
+                try:
+                    answer = client.get(f"http://127.0.0.1:{port}/local/short/outline.json")
+                    break
+                except httpx.TransportError:
+                    assert time.monotonic() < deadline and server.poll() is None
+                    time.sleep(0.2)
+        assert answer.status_code == 200 and answer.json()["idv"] == "local/short"
+    finally:
+        server.terminate()
+        _, log = server.communicate(timeout=30)
+    assert log.count("Started server process") == 2

@@ -191,15 +191,31 @@ def _serve(args: argparse.Namespace) -> int:
     from paperanchor.app import create_app
     from paperanchor.settings import get_settings
 
-    settings = get_settings()
     flags = {"host": args.host, "port": args.port, "public_url": args.public_url}
     overrides = {name: value for name, value in flags.items() if value is not None}
+    if args.workers > 1:
+        # Worker processes build their own app from the environment: hand the flags over there.
+        for name, value in overrides.items():
+            os.environ[f"PAPERANCHOR_{name.upper()}"] = str(value)
+        settings = get_settings()
+        uvicorn.run(
+            "paperanchor.app:create_app",
+            factory=True,
+            workers=args.workers,
+            host=settings.host,
+            port=settings.port,
+            log_level=args.log_level,
+            server_header=False,
+        )
+        return 0
+    settings = get_settings()
     if overrides:
         settings = type(settings).model_validate({**settings.model_dump(), **overrides})
     uvicorn.run(
         create_app(settings),
         host=settings.host,
         port=settings.port,
+        workers=1,  # explicit: uvicorn would otherwise read WEB_CONCURRENCY
         log_level=args.log_level,
         server_header=False,
     )
@@ -252,6 +268,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default=None, help="default PAPERANCHOR_HOST (127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="default PAPERANCHOR_PORT (8000)")
     serve.add_argument("--public-url", default=None, help="default PAPERANCHOR_PUBLIC_URL")
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="worker processes (default 1); with several, share a Redis: PAPERANCHOR_CACHE_URL",
+    )
     serve.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
