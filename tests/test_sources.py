@@ -457,8 +457,9 @@ def test_the_local_directory_is_asked_first_and_makes_no_request(
     fetched = asyncio.run(fetch(replay.settings(tmp_path / "cache", local_dir=local), asked))
 
     assert (fetched.source, fetched.ref.idv, fetched.version_confirmed) == ("local", idv, confirmed)
-    assert fetched.source_url.endswith(served_from)
-    assert fetched.base_url.startswith("file://")
+    # the file's name only, never the server's folder; images resolve to this server's /files/
+    assert fetched.source_url.endswith(served_from) and "/" not in fetched.source_url
+    assert fetched.base_url == f"http://127.0.0.1:8000/files/{fetched.source_url}"
     assert b"ltx_document" in fetched.html
     assert replay.requests == []
 

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 import httpx
 
@@ -171,8 +171,10 @@ class Sources:
                 if ref.version is not None and marked is not None and marked != ref.version:
                     continue  # <id>.html holds another version than the one asked for
                 resolved, confirmed = ref.with_version(marked), marked is not None
-            absolute = path.resolve()
-            return FetchedPage(resolved, html, "local", str(path), confirmed, absolute.as_uri())
+            # Clients see the file's name, never the server's folder; the page's relative image
+            # paths resolve to this server's /files/ route, which serves the local directory.
+            files_url = f"{self.settings.public_base}/files/{quote(path.name)}"
+            return FetchedPage(resolved, html, "local", path.name, confirmed, files_url)
         return None
 
     # -- arXiv and ar5iv ------------------------------------------------------------------------

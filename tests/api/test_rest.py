@@ -13,7 +13,7 @@ from paperanchor.api import models
 from paperanchor.errors import internal
 from paperanchor.library import Library
 from paperanchor.settings import Settings
-from tests.api.conftest import LEGACY, settings_for
+from tests.api.conftest import FIXTURE_HTML, LEGACY, settings_for
 from tests.api.live import live_server
 from tests.replay import huge, random_bytes, status
 
@@ -293,3 +293,31 @@ def test_a_bug_is_500_internal_without_a_trace(replay, papers_dir, tmp_path):
     assert error_of(as_json) == {"code": "internal", "status": 500, "detail": expected}
     assert as_text.status_code == 500 and as_text.text == f"internal: {expected}\n"
     assert "secret" not in as_json.text + as_text.text
+
+
+def test_a_local_papers_images_are_served_from_files_and_its_source_names_no_folder(http, server):
+    outline = http.get("/local/full/outline.json").json()
+    assert outline["sourceUrl"] == "full.html"  # the file's name, never the server's path
+    figure = http.get("/local/full/figures/F2.json").json()
+    [image] = figure["images"]
+    assert image == f"{server.url}/files/full/fig-overview.png"
+    answer = http.get(image)
+    assert answer.status_code == 200 and answer.headers["content-type"] == "image/png"
+    assert answer.content == (FIXTURE_HTML / "full" / "fig-overview.png").read_bytes()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/files/full.html",  # pages are not images
+        "/files/%2e%2e/%2e%2e/etc/passwd.png",  # httpx would resolve a literal "../" itself
+        "/files/full/%2e%2e/%2e%2e/x.png",
+        "/files//etc/hosts.png",
+        "/files/full/%2E%2E%2F%2E%2E%2Fshort.html",
+        "/files/full/missing.png",
+    ],
+)
+def test_only_images_inside_the_local_directory_are_served(http, path):
+    answer = http.get(path)
+    assert answer.status_code == 404
+    assert answer.json()["error"]["code"] == "not-found"

@@ -8,9 +8,11 @@ is left. Errors become their wire form in `error_response`, and nowhere else.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import math
+import pathlib
 from contextvars import ContextVar
 from typing import Annotated, Any
 
@@ -18,9 +20,9 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
 
 from paperanchor.api import models
-from paperanchor.errors import PaperAnchorError
+from paperanchor.errors import NotFound, PaperAnchorError
 from paperanchor.library import Library, LoadedPaper
-from paperanchor.refs import PaperRef, parse_ref
+from paperanchor.refs import PaperRef, parse_ref, shown
 from paperanchor.service import MAX_TOKENS_RANGE, WAIT_RANGE, PaperService
 
 JSON_TYPE = "application/json"
@@ -154,6 +156,42 @@ async def healthz() -> Response:
 async def metrics(request: Request) -> Response:
     body, content_type = request.app.state.metrics.exposition()
     return Response(body, media_type=content_type, headers={"Cache-Control": "no-store"})
+
+
+# Images a local document's page refers to; nothing else of the local directory is served.
+LOCAL_FILE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+
+
+@router.get(
+    "/files/{path:path}",
+    summary="An image of a local document (PAPERANCHOR_LOCAL_DIR)",
+    response_class=Response,
+    responses={
+        200: {"content": {"image/png": {"schema": {"type": "string", "format": "binary"}}}},
+        **error_responses(JSON_TYPE),
+    },
+)
+async def local_file(request: Request, path: str) -> Response:
+    settings = request.app.state.settings
+    parts = path.split("/")
+    media_type = LOCAL_FILE_TYPES.get(pathlib.PurePosixPath(path).suffix.lower())
+    unsafe = any(part in ("", ".", "..") or "\\" in part or "\0" in part for part in parts)
+    if settings.local_dir is None or media_type is None or unsafe:
+        raise NotFound(f"No image {shown(path)} in the local directory")
+    # Joined without resolving links: the folder may link to files kept elsewhere, but a
+    # name can never climb out of it (no "..", no absolute part, checked above).
+    file = pathlib.Path(settings.local_dir, *parts)
+    try:
+        body = await asyncio.to_thread(file.read_bytes)
+    except OSError:
+        raise NotFound(f"No image {shown(path)} in the local directory") from None
+    return Response(body, media_type=media_type, headers={"Cache-Control": "public, max-age=3600"})
 
 
 @router.get("/{paper:path}/outline.json", **json_route(models.Outline, "Outline"))
@@ -324,6 +362,8 @@ def wire_form(path: str, accept: str | None) -> str:
         return "markdown"
     if path.endswith(".json") or path in ("/mcp", "/healthz", "/metrics"):
         return "json"
+    if path.startswith("/files/"):
+        return "json"  # an image route: a program asked, not a person
     return "json" if prefers_json(accept) else "html"
 
 
