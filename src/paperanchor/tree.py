@@ -196,23 +196,6 @@ Block: TypeAlias = (
     | Section
 )
 
-# Section kinds that LaTeXML numbers or marks as document structure; `body` is the
-# positional section holding text that sits outside any section (letters).
-STRUCTURAL_KINDS = frozenset(
-    {
-        "part",
-        "chapter",
-        "section",
-        "subsection",
-        "subsubsection",
-        "paragraph",
-        "subparagraph",
-        "appendix",
-        "unnumbered",
-    }
-)
-
-
 @dataclass(frozen=True, slots=True)
 class Document:
     """A parsed paper."""
@@ -226,7 +209,6 @@ class Document:
     errors: int = 0
     base_url: str = ""
     generator: str | None = None
-    page_markers: tuple[str, ...] = ()
 
     @property
     def sections(self) -> tuple[Section, ...]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from lxml import etree
-
 HtmlElement = Any  # lxml's element type; kept loose because lxml ships no stable stubs
 
 TEX = "application/x-tex"
@@ -24,11 +22,6 @@ def classes(el: HtmlElement) -> frozenset[str]:
     """An element's classes; pages repeat a few hundred class strings, so splits are cached."""
     value = el.get("class")
     return _class_set(value) if value else _NO_CLASSES
-
-
-def has_class(el: HtmlElement, name: str) -> bool:
-    value = el.get("class")
-    return bool(value) and name in _class_set(value)
 
 
 def tag_of(el: HtmlElement) -> str:
@@ -68,13 +61,5 @@ def math_tex(el: HtmlElement) -> str:
     return (el.get("alttext") or "").strip()
 
 
-def is_element(node: Any) -> bool:
-    return isinstance(node, etree._Element) and isinstance(node.tag, str)
-
-
 def children(el: HtmlElement) -> list[HtmlElement]:
     return [c for c in el if isinstance(c.tag, str)]
-
-
-def plain_text(el: HtmlElement) -> str:
-    return squash("".join(el.itertext())).strip()
