@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -156,3 +158,36 @@ def rss_kb(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     return 0
+
+
+def _wrk(url: str, seconds: float, connections: int) -> dict[str, float]:
+    result = subprocess.run(
+        ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--latency", url],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    out = result.stdout
+
+    def latency(label: str) -> float:
+        match = re.search(rf"^\s*{label}%\s+([\d.]+)(us|ms|s)\s*$", out, re.MULTILINE)
+        if not match:
+            return float("nan")
+        value, unit = float(match.group(1)), match.group(2)
+        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {
+        "rps": rps,
+        "p50_ms": latency("50"),
+        "p99_ms": latency("99"),
+        "errors": float(errors.group(1)) if errors else 0.0,
+    }
+
+
+def measure(url: str, seconds: float, connections: int) -> dict[str, float]:
+    """Requests/s and latency of GETs of `url` from a separate process: wrk, else bench/load.py."""
+    if shutil.which("wrk"):
+        return _wrk(url, seconds, connections)
+    return load([url], seconds, connections)

@@ -12,16 +12,13 @@
 from __future__ import annotations
 
 import json
-import re
-import shutil
-import subprocess
 import tempfile
 import time
 
 import httpx
 from tests.replay import Replay, page
 
-from bench.common import CORPUS, Spread, load, serve, timed
+from bench.common import CORPUS, Spread, load, measure, serve, timed
 from paperanchor.parse import parse_document
 
 # Papers for the cold runs: replay paths -> corpus pages (served as arXiv pages, versioned).
@@ -40,38 +37,6 @@ COLD = {
 }
 WARM_IDV = "2601.00002v1"
 WARM_ANCHOR = "S2"
-
-
-def _wrk(url: str, seconds: float, connections: int) -> dict[str, float]:
-    result = subprocess.run(
-        ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", url],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    out = result.stdout
-
-    def latency(label: str) -> float:
-        match = re.search(rf"^\s*{label}%\s+([\d.]+)(us|ms|s)\s*$", out, re.MULTILINE)
-        if not match:
-            return float("nan")
-        value, unit = float(match.group(1)), match.group(2)
-        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
-
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return {
-        "rps": rps,
-        "p50_ms": latency("50"),
-        "p99_ms": latency("99"),
-        "errors": float(errors.group(1)) if errors else 0.0,
-    }
-
-
-def _measure(url: str, seconds: float, connections: int) -> dict[str, float]:
-    if shutil.which("wrk"):
-        return _wrk(url, seconds, connections)
-    return load([url], seconds, connections)
 
 
 def run(rounds: int = 3, seconds: float = 4, connections: int = 16) -> dict[str, object]:
@@ -116,8 +81,8 @@ def _warm(base: str, rounds: int, seconds: float, connections: int) -> dict[str,
     httpx.get(section, timeout=60, trust_env=False).raise_for_status()  # cached and rendered
     runs: dict[str, list[dict[str, float]]] = {"section": [], "healthz": []}
     for _ in range(rounds):  # interleaved, so noise hits both alike
-        runs["section"].append(_measure(section, seconds, connections))
-        runs["healthz"].append(_measure(f"{base}/healthz", seconds, connections))
+        runs["section"].append(measure(section, seconds, connections))
+        runs["healthz"].append(measure(f"{base}/healthz", seconds, connections))
     return _summary(runs, "section", "healthz")
 
 

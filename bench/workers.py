@@ -3,18 +3,16 @@
     .venv/bin/python -m bench.workers [--seconds 3] [--rounds 3] [--concurrency 16]
 
 Starts its own redis-server on a loopback port, stores one parsed paper in it (2501.11120v1
-from the corpus), then for N = 1 and 2 starts N `paperanchor serve` processes (offline: the
-cache is all they have) and loads them from a separate process with an async httpx client that
-spreads its requests round-robin over the servers, as a load balancer would. It measures
-requests/s of `GET /2501.11120v1/sections/S2.md` and of `GET /healthz`, interleaved, and
-prints the medians with min–max and the ratio of the two. Only loopback is ever contacted.
+from the corpus), then for N = 1 and 2 starts `paperanchor serve --workers N` (offline: the
+shared cache is all the workers have) and loads it from a separate process (wrk when
+installed, else bench/load.py). It measures requests/s of `GET /2501.11120v1/sections/S2.md`
+and of `GET /healthz`, interleaved, and prints the medians with min–max and the ratio of the
+two. Only loopback is ever contacted.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import os
 import shutil
 import subprocess
@@ -25,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench.common import CORPUS, ROOT, Spread, free_port, machine, wait_for
+from bench.common import CORPUS, ROOT, Spread, free_port, machine, measure, wait_for
 
 IDV = "2501.11120v1"
 PAGE = "2501.11120v1.arxiv.html"
@@ -81,7 +79,8 @@ def warm(cache_url: str) -> None:
 
 
 @contextmanager
-def servers(count: int, cache_url: str, cache_dir: Path) -> Iterator[list[str]]:
+def workers(count: int, cache_url: str, cache_dir: Path) -> Iterator[str]:
+    """`paperanchor serve --workers count` on one port, every worker on the shared Redis."""
     env = {name: value for name, value in os.environ.items() if not name.startswith("PAPERANCHOR_")}
     env.update(
         PAPERANCHOR_CACHE_URL=cache_url,
@@ -89,60 +88,40 @@ def servers(count: int, cache_url: str, cache_dir: Path) -> Iterator[list[str]]:
         PAPERANCHOR_OFFLINE="1",
         PAPERANCHOR_RATE_LIMIT="0",
     )
-    started = []
+    port = free_port()
+    command = [sys.executable, "-m", "paperanchor.cli", "serve", "--port", str(port),
+               "--workers", str(count), "--log-level", "warning"]  # fmt: skip
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(count):
-            port = free_port()
-            command = [sys.executable, "-m", "paperanchor.cli", "serve", "--port", str(port),
-                       "--log-level", "warning"]  # fmt: skip
-            process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
-            started.append((f"http://127.0.0.1:{port}", process))
-        for url, process in started:
-            wait_for(f"{url}/healthz", process)
-        yield [url for url, _ in started]
+        wait_for(f"{url}/healthz", process)
+        yield url
     finally:
-        for _, process in started:
-            process.terminate()
-        for _, process in started:
-            process.wait(15)
+        process.terminate()
+        process.wait(15)
 
 
-def measure(bases: list[str], path: str, seconds: float, concurrency: int) -> float:
-    """Requests/s of `path` over `bases`, from a load process of its own."""
-    command = [sys.executable, "-m", "bench.workers", "--load", path, "--seconds", str(seconds),
-               "--concurrency", str(concurrency), *bases]  # fmt: skip
-    out = subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True).stdout
-    return float(json.loads(out)["rps"])
-
-
-async def load(bases: list[str], path: str, seconds: float, concurrency: int) -> dict[str, float]:
-    import httpx
-
-    done = failed = 0
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(timeout=30, trust_env=False, limits=limits) as client:
-        for base in bases:  # connections open and the paper in each server's memory
-            for _ in range(3):
-                (await client.get(base + path)).raise_for_status()
-        deadline = time.monotonic() + seconds
-        started = time.monotonic()
-
-        async def user(offset: int) -> None:
-            nonlocal done, failed
-            turn = offset
-            while time.monotonic() < deadline:
-                response = await client.get(bases[turn % len(bases)] + path)
-                turn += 1
-                if response.status_code == 200:
-                    done += 1
-                else:
-                    failed += 1
-
-        await asyncio.gather(*(user(n) for n in range(concurrency)))
-        elapsed = time.monotonic() - started
-    if failed:
-        raise SystemExit(f"{failed} requests failed")
-    return {"rps": done / elapsed, "requests": done}
+def run(
+    rounds: int = 3, seconds: float = 3.0, concurrency: int = 16
+) -> dict[int, dict[str, Spread]]:
+    """For 1 and 2 server processes: req/s of a cached section and of /healthz, and their ratio."""
+    section = f"/{IDV}/sections/{ANCHOR}.md"
+    results: dict[int, dict[str, Spread]] = {}
+    with tempfile.TemporaryDirectory() as scratch, redis_server(Path(scratch)) as cache_url:
+        warm(cache_url)
+        for count in (1, 2):
+            with workers(count, cache_url, Path(scratch) / "disk") as base:
+                rates: dict[str, list[float]] = {"healthz": [], "section": []}
+                for _ in range(rounds):
+                    for name, path in (("healthz", "/healthz"), ("section", section)):
+                        rates[name].append(measure(base + path, seconds, concurrency)["rps"])
+            healthz, sections = Spread.of(rates["healthz"]), Spread.of(rates["section"])
+            results[count] = {
+                "section": sections,
+                "healthz": healthz,
+                "ratio": sections.ratio_to(healthz),
+            }
+    return results
 
 
 def main() -> int:
@@ -150,28 +129,17 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--load", metavar="PATH", help=argparse.SUPPRESS)
-    parser.add_argument("bases", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.load:
-        print(json.dumps(asyncio.run(load(args.bases, args.load, args.seconds, args.concurrency))))
-        return 0
-
-    section = f"/{IDV}/sections/{ANCHOR}.md"
-    print(f"{machine()}; {args.rounds} rounds of {args.seconds:g} s, {args.concurrency} "
-          f"concurrent requests from one load process")  # fmt: skip
-    with tempfile.TemporaryDirectory() as scratch, redis_server(Path(scratch)) as cache_url:
-        warm(cache_url)
-        for count in (1, 2):
-            with servers(count, cache_url, Path(scratch) / "disk") as bases:
-                rates: dict[str, list[float]] = {"healthz": [], "section": []}
-                for _ in range(args.rounds):
-                    for name, path in (("healthz", "/healthz"), ("section", section)):
-                        rates[name].append(measure(bases, path, args.seconds, args.concurrency))
-            healthz, sections = Spread.of(rates["healthz"]), Spread.of(rates["section"])
-            print(f"{count} process{'es' if count > 1 else ''}: GET {section} "
-                  f"{sections.show(0)} req/s; /healthz {healthz.show(0)} req/s; "
-                  f"ratio {sections.ratio_to(healthz).show(3)}")  # fmt: skip
+    print(
+        f"{machine()}; {args.rounds} rounds of {args.seconds:g} s, {args.concurrency} "
+        "concurrent requests from one load process"
+    )
+    for count, figures in run(args.rounds, args.seconds, args.concurrency).items():
+        print(
+            f"{count} process{'es' if count > 1 else ''}: GET /{IDV}/sections/{ANCHOR}.md "
+            f"{figures['section'].show(0)} req/s; /healthz {figures['healthz'].show(0)} req/s; "
+            f"ratio {figures['ratio'].show(3)}"
+        )
     return 0
 
 

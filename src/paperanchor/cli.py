@@ -184,6 +184,10 @@ async def _fetch_all(references: list[str]) -> int:
     return 1 if failed else 0
 
 
+# TCP_NODELAY on every connection; see the module's docstring
+HTTP_PROTOCOL = "paperanchor.api.transport:NoDelayHttp"
+
+
 def _serve(args: argparse.Namespace) -> int:
     """`paperanchor serve`: REST, MCP at /mcp and the pages, in one uvicorn server."""
     import uvicorn
@@ -202,6 +206,7 @@ def _serve(args: argparse.Namespace) -> int:
             "paperanchor.app:create_app",
             factory=True,
             workers=args.workers,
+            http=HTTP_PROTOCOL,
             host=settings.host,
             port=settings.port,
             log_level=args.log_level,
@@ -216,6 +221,7 @@ def _serve(args: argparse.Namespace) -> int:
         host=settings.host,
         port=settings.port,
         workers=1,  # explicit: uvicorn would otherwise read WEB_CONCURRENCY
+        http=HTTP_PROTOCOL,
         log_level=args.log_level,
         server_header=False,
     )
