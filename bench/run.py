@@ -77,7 +77,16 @@ def main() -> int:
     elapsed = time.monotonic() - started
     OUT.write_text(
         _report(
-            parse_rows, peak, server, req, token_rows, tools_chars, tools_tokens, profile, elapsed
+            parse_rows,
+            peak,
+            server,
+            req,
+            token_rows,
+            tools_chars,
+            tools_tokens,
+            profile,
+            elapsed,
+            worker_rows,
         ),
         encoding="utf-8",
     )
@@ -89,7 +98,7 @@ def _ok(value: float, target: float, *, below: bool = True) -> str:
     return "meets" if (value <= target if below else value >= target) else "**misses**"
 
 
-def _report(
+def _report(  # type: ignore[no-untyped-def]
     parse_rows,
     peak,
     server,
@@ -97,8 +106,9 @@ def _report(
     token_rows,
     tools_chars,
     tools_tokens,
-    profile,  # type: ignore[no-untyped-def]
+    profile,
     elapsed,
+    worker_rows,
 ) -> str:
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
