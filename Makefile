@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 export PAPERANCHOR_CORPUS ?= $(abspath ../shared/corpus)
 
-.PHONY: run test lint fixtures golden install bench
+.PHONY: run test lint fixtures golden install soak soak-hypothesis soak-atheris soak-reliability bench
 
 $(BIN)/paperanchor: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,3 +40,30 @@ golden: install
 bench: install
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench.run
+
+## soak: the long reliability runs of docs/reliability.md (about 25 minutes): 120,000 parser
+## fuzz cases (hypothesis) beside 10 minutes of atheris, then 60 s of faults under load, ten
+## crashes and a larger schemathesis run; the figures end up in $(SOAK)/ and on the screen
+SOAK ?= test-artifacts/soak
+ATHERIS_S ?= 600
+FUZZ_EXAMPLES ?= 100000
+soak: install
+	$(BIN)/pip install --quiet -e '.[dev,fuzz]'
+	rm -rf $(SOAK) && mkdir -p $(SOAK)
+	$(MAKE) -j2 soak-hypothesis soak-atheris
+	$(MAKE) soak-reliability
+	$(BIN)/python -m tests.reliability.summary $(SOAK)
+
+soak-hypothesis:
+	PAPERANCHOR_FUZZ_PAGES=small PAPERANCHOR_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
+	PAPERANCHOR_FUZZ_REPORT=$(SOAK)/hypothesis.json \
+		$(BIN)/pytest -q -p no:cacheprovider --hypothesis-show-statistics tests/parse/test_fuzz.py \
+		> $(SOAK)/hypothesis.log 2>&1 || (tail -50 $(SOAK)/hypothesis.log; exit 1)
+
+soak-atheris:
+	$(BIN)/python fuzz/parse_fuzz.py -max_total_time=$(ATHERIS_S) -print_final_stats=1 \
+		-artifact_prefix=$(SOAK)/ > $(SOAK)/atheris.log 2>&1 || (tail -50 $(SOAK)/atheris.log; exit 1)
+
+soak-reliability:
+	PAPERANCHOR_SOAK=1 PAPERANCHOR_SOAK_REPORT=$(SOAK)/reliability.jsonl \
+		$(BIN)/pytest -q -s -p no:cacheprovider tests/reliability

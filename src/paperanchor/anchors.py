@@ -30,6 +30,9 @@ Node = Block
 _LEVEL_MARKER = re.compile(r"^[A-Za-z]+")
 _SHORT = {"F": re.compile(r"^F(\d+)$"), "T": re.compile(r"^T(\d+)$"), "E": re.compile(r"^E(\d+)$")}
 _WORD = re.compile(r"[a-z0-9]+")
+# Longer than any id, slug or title: such an anchor has no nearest one, and fuzzy matching a
+# 100 kB anchor held the event loop for 2.6 s on 2501.11120v1 (a bad-input test found it).
+SUGGEST_MAX_CHARS = 300
 
 
 def section_alias(section_id: str) -> str | None:
@@ -159,7 +162,7 @@ class AnchorIndex:
                     choices.setdefault(name.lower(), section.id)
         for alias, node_id in self.aliases.items():
             choices.setdefault(alias.lower(), node_id)
-        if not choices or not anchor:
+        if not choices or not anchor or len(anchor) > SUGGEST_MAX_CHARS:
             return []
         found = process.extract(anchor.lower(), list(choices), scorer=fuzz.WRatio, limit=limit * 4)
         out: list[str] = []

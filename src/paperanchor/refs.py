@@ -10,11 +10,14 @@ from paperanchor.errors import BadRequest
 _MODERN = r"(?P<yymm>\d{4})\.(?P<num>\d{4,5})"
 _LEGACY = r"(?P<archive>[a-z]+(?:-[a-z]+)*(?:\.[A-Z]{2})?)/(?P<legnum>\d{7})"
 _ID = rf"(?:{_MODERN}|{_LEGACY})(?:v(?P<version>[1-9]\d{{0,3}}))?"
-_BARE = re.compile(rf"^(?:arxiv:)?{_ID}$", re.IGNORECASE)
+# re.ASCII: without it \d takes any script's digits ("１７０６.０３７６２" would be an id) and
+# [a-z] under IGNORECASE takes "ſ" and the Kelvin sign; an id is ASCII (a bad-input test found it).
+_BARE = re.compile(rf"^(?:arxiv:)?{_ID}$", re.IGNORECASE | re.ASCII)
 _URL = re.compile(
     r"^https?://(?:www\.|export\.)?"
     r"(?:arxiv\.org/(?:abs|pdf|html)|ar5iv\.labs\.arxiv\.org/(?:abs|html)|ar5iv\.org/(?:abs|html))"
     rf"/{_ID}(?:\.pdf)?/?(?:[?#].*)?$",
+    re.ASCII,
 )
 _LOCAL = re.compile(r"^local/(?P<name>[A-Za-z0-9][A-Za-z0-9._-]{0,199})$")
 _MAX_SHOWN = 80

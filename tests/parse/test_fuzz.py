@@ -3,9 +3,13 @@ anything else, and each case ends within a generous deadline. `make soak` runs m
 
 from __future__ import annotations
 
+import json
 import os
 import random
+from collections import Counter
+from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,19 +18,36 @@ from hypothesis import strategies as st
 from paperanchor.errors import PaperAnchorError
 from paperanchor.parse import parse_document
 from paperanchor.service import LocalPaper, Paper, outline, read
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, FIXTURES
 from tests.parse.mutations import KINDS, huge_paragraph, mutate
 
-# Small pages of three LaTeXML generations keep a case fast; `make soak` adds every page.
+# Small pages of three LaTeXML generations keep a case fast. `make soak` sets
+# PAPERANCHOR_FUZZ_PAGES=small (the fixtures and the synthetic page, 5-124 KB: about twice as
+# many cases a second) or `all` (every corpus page; PAPERANCHOR_FUZZ_ALL_PAGES=1 says the same).
 PAGES = [
     CORPUS / "generated" / "synthetic.html",
     CORPUS / "html" / "2307.00235.ar5iv.html",
     CORPUS / "html" / "astronomical-data-ml-techniques.latexml.html",
 ]
-if os.environ.get("PAPERANCHOR_FUZZ_ALL_PAGES"):
+_WHICH = os.environ.get(
+    "PAPERANCHOR_FUZZ_PAGES", "all" if os.environ.get("PAPERANCHOR_FUZZ_ALL_PAGES") else ""
+)
+if _WHICH == "small":
+    PAGES = [*sorted((FIXTURES / "html").glob("*.html")), CORPUS / "generated" / "synthetic.html"]
+elif _WHICH == "all":
     PAGES = sorted((CORPUS / "html").glob("*.html")) + sorted((CORPUS / "generated").glob("*.html"))
 EXAMPLES = int(os.environ.get("PAPERANCHOR_FUZZ_EXAMPLES", "150"))
+# Where to write the number of cases run, by outcome, for docs/reliability.md (`make soak`).
+REPORT = os.environ.get("PAPERANCHOR_FUZZ_REPORT")
+CASES: Counter[str] = Counter()
 _CACHE: dict[int, bytes] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report_cases() -> Iterator[None]:
+    yield
+    if REPORT:
+        Path(REPORT).write_text(json.dumps({"pages": len(PAGES), **CASES}, indent=2) + "\n")
 
 
 def _page(index: int) -> bytes:
@@ -37,10 +58,13 @@ def _page(index: int) -> bytes:
 
 def _exercise(data: bytes) -> None:
     """Parse, then use the tree the way the service does; only our errors may escape."""
+    CASES["cases"] += 1
     try:
         document = parse_document(data, "https://example.org/fuzz.html")
     except PaperAnchorError:
+        CASES["our-error"] += 1
         return
+    CASES["tree"] += 1
     paper = Paper.open(LocalPaper(document, "local/fuzz", "local/fuzz"))
     outline(paper)
     for section in document.sections[:3]:
