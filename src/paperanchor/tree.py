@@ -196,6 +196,7 @@ Block: TypeAlias = (
     | Section
 )
 
+
 @dataclass(frozen=True, slots=True)
 class Document:
     """A parsed paper."""
