@@ -4,12 +4,51 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("PAPERANCHOR_CORPUS", ROOT.parent / "shared" / "corpus")).resolve()
 FIXTURES = ROOT / "fixtures"
+
+
+STARTUP_S = 30.0
+
+
+def wait_healthy(url: str, process: Any, describe: Any = lambda: "") -> None:
+    """Poll `url`/healthz until it answers 200; fail if the process exits or time runs out."""
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + STARTUP_S
+    with httpx.Client(timeout=2, trust_env=False) as client:
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"the server exited: {describe()}")
+            try:
+                if client.get(f"{url}/healthz").status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not answer /healthz: {describe()}")
+            time.sleep(0.05)
+
+
+def stop_process(process: Any, seconds: float = 15) -> None:
+    """Terminate a child process we started; kill it if it does not stop in time."""
+    import subprocess
+
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(seconds)
 
 
 def require_program(available: bool, reason: str) -> None:
@@ -175,12 +214,7 @@ class RedisServer:
 
         process = self._process
         if isinstance(process, subprocess.Popen):
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(10)
+            stop_process(process, 10)
         self._process = None
 
     def restart(self) -> None:

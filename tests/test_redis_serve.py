@@ -23,10 +23,16 @@ import httpx
 import pytest
 
 from paperanchor.parse import PARSER_VERSION
-from tests.conftest import ROOT, RedisServer, free_port, require_program
+from tests.conftest import (
+    ROOT,
+    RedisServer,
+    free_port,
+    require_program,
+    stop_process,
+    wait_healthy,
+)
 from tests.replay import Replay, page, slow
 
-STARTUP_S = 30.0
 MIN_GAP_S = 0.3
 # A server killed holding a paper's fetch lock frees it this long after (renewed every third,
 # so a server would lose a lock only by stalling for more than a second).
@@ -58,19 +64,7 @@ class Server:
         )
 
     def wait_ready(self) -> None:
-        deadline = time.monotonic() + STARTUP_S
-        with httpx.Client(timeout=2, trust_env=False) as client:
-            while True:
-                if self.process.poll() is not None:
-                    raise RuntimeError(f"paperanchor serve exited: {self.log()}")
-                try:
-                    if client.get(f"{self.url}/healthz").status_code == 200:
-                        return
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"paperanchor serve did not answer /healthz: {self.log()}")
-                time.sleep(0.05)
+        wait_healthy(self.url, self.process, self.log)
 
     def kill(self) -> None:
         """kill -9: no shutdown, no lock released, nothing flushed."""
@@ -78,13 +72,7 @@ class Server:
         self.process.wait(10)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(15)
+        stop_process(self.process)
         self._log.close()
 
     def log(self) -> str:

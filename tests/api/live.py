@@ -23,8 +23,7 @@ import uvicorn
 from paperanchor.app import create_app
 from paperanchor.library import Library
 from paperanchor.settings import Settings
-
-STARTUP_S = 30.0
+from tests.conftest import STARTUP_S, free_port, stop_process, wait_healthy
 
 
 class LiveServer:
@@ -80,13 +79,6 @@ def live_server(
         server.stop()
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def serve_command(env: dict[str, str], cwd: Path) -> Iterator[str]:
     """`paperanchor serve` in a subprocess on a free port; yields its base URL."""
@@ -109,25 +101,8 @@ def serve_command(env: dict[str, str], cwd: Path) -> Iterator[str]:
         return log.read()
 
     try:
-        deadline = time.monotonic() + STARTUP_S
-        with httpx.Client(timeout=2, trust_env=False) as client:
-            while True:
-                if process.poll() is not None:
-                    raise RuntimeError(f"paperanchor serve exited: {logged()}")
-                try:
-                    if client.get(f"{url}/healthz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"paperanchor serve did not answer /healthz: {logged()}")
-                time.sleep(0.05)
+        wait_healthy(url, process, logged)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(15)
+        stop_process(process)
         log.close()

@@ -32,8 +32,7 @@ import httpx
 from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.service import LocalPaper, Paper, outline, read
 from paperanchor.store import DiskStore, PaperCache
-from tests.api.live import STARTUP_S, free_port
-from tests.conftest import CORPUS, ROOT
+from tests.conftest import CORPUS, ROOT, free_port, stop_process, wait_healthy
 from tests.reliability.report import SOAK, record
 from tests.replay import page, slow
 
@@ -62,26 +61,10 @@ def server_process(env: dict[str, str], log: Any) -> Iterator[tuple[str, subproc
         text=True,
     )
     try:
-        deadline = time.monotonic() + STARTUP_S
-        with httpx.Client(timeout=2, trust_env=False) as client:
-            while True:
-                assert process.poll() is None, "paperanchor serve exited"
-                try:
-                    if client.get(f"{url}/healthz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert time.monotonic() < deadline, "paperanchor serve did not start"
-                time.sleep(0.05)
+        wait_healthy(url, process)
         yield url, process
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(15)
+        stop_process(process)
 
 
 def ask_everything(url: str) -> None:
