@@ -276,3 +276,10 @@ def test_inference_on_real_papers_is_extractive(name: str) -> None:
     assert result["tldr"]
     for sentence in [*sentences(result["tldr"]), *(result["contributions"] or [])]:
         assert " ".join(sentence.split()) in flat
+
+
+def test_a_cut_whole_paper_points_at_its_outline() -> None:
+    cut = service.read(fixture("full"), None, 100)
+    assert cut.truncated
+    assert cut.markdown.rstrip().endswith("fetch /local/full/outline.json]")
+    assert cut.markdown.startswith("# Stable Paragraph Identifiers Across Manuscript Revisions")

@@ -3,7 +3,6 @@ and inference. It imports no web, MCP or HTTP library; adapters call it and a lo
 
 from __future__ import annotations
 
-import asyncio
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -42,7 +41,8 @@ DEFAULT_MAX_TOKENS = 8000
 LIMIT_RANGE = (1, 50)
 DEFAULT_LIMIT = 5
 WAIT_RANGE = (0.0, 60.0)
-# Parsed papers kept in memory per process; each costs a few MB at most (see docs/benchmarks).
+# Rendered paper views kept per process, as many as the library keeps papers in memory;
+# BENCHMARKS.md measures 1.8 MB per held paper.
 DEFAULT_MEMORY_PAPERS = 64
 
 
@@ -284,7 +284,8 @@ def read(paper: Paper, anchor: str | None, max_tokens: object = None) -> ReadRes
     if anchor is None:
         node_id = None
         title = paper.document.title.text
-        fetch = f"/{meta.idv}.md"
+        # a cut whole paper points at the outline, whose sections can each be read whole
+        fetch = f"/{meta.idv}/outline.json"
         shown_id = ""
     else:
         located = paper.index.resolve(anchor)
@@ -370,7 +371,6 @@ class PaperService:
         self.public_url = public_url.rstrip("/")
         self.memory_papers = memory_papers
         self._papers: OrderedDict[str, Paper] = OrderedDict()
-        self._lock = asyncio.Lock()
 
     async def paper(self, reference: str) -> Paper:
         ref = parse_ref(reference)
