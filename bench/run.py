@@ -75,21 +75,10 @@ def main() -> int:
     tools_chars, tools_tokens = _tools_list_tokens()
     profile = _profile_top()
     elapsed = time.monotonic() - started
-    OUT.write_text(
-        _report(
-            parse_rows,
-            peak,
-            server,
-            req,
-            token_rows,
-            tools_chars,
-            tools_tokens,
-            profile,
-            elapsed,
-            worker_rows,
-        ),
-        encoding="utf-8",
-    )
+    report = _report(parse_rows=parse_rows, peak=peak, server=server, req=req,
+                     token_rows=token_rows, tools_chars=tools_chars, tools_tokens=tools_tokens,
+                     profile=profile, elapsed=elapsed, worker_rows=worker_rows)  # fmt: skip
+    OUT.write_text(report, encoding="utf-8")
     print(f"wrote {OUT.relative_to(ROOT)} in {elapsed:.0f} s")
     return 0
 
@@ -99,6 +88,7 @@ def _ok(value: float, target: float, *, below: bool = True) -> str:
 
 
 def _report(  # type: ignore[no-untyped-def]
+    *,
     parse_rows,
     peak,
     server,

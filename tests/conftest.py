@@ -243,9 +243,7 @@ class RedisServer:
             client.close()
 
 
-@pytest.fixture(scope="session")
-def redis_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    """A redis-server shared by the session's tests; use `shared_redis` for an empty one."""
+def _redis(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     import shutil
 
     require_program(
@@ -256,6 +254,12 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-u
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """A redis-server shared by the session's tests; use `shared_redis` for an empty one."""
+    yield from _redis(tmp_path_factory)
 
 
 @pytest.fixture
@@ -269,13 +273,4 @@ def shared_redis(redis_server: RedisServer) -> RedisServer:
 @pytest.fixture
 def own_redis(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """A redis-server of this test's own, to stop and restart at will."""
-    import shutil
-
-    require_program(
-        shutil.which("redis-server") is not None,
-        "redis-server is not installed (apt-get install redis-server)",
-    )
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
-    server.start()
-    yield server
-    server.stop()
+    yield from _redis(tmp_path_factory)
