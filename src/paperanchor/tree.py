@@ -210,6 +210,14 @@ class Document:
     errors: int = 0
     base_url: str = ""
     generator: str | None = None
+    quality: str = "ok"
+    """SPEC §3: "ok", "degraded" (conversion errors in the text, or read from a PDF) or
+    "failed" (no section or paragraph of the paper: the next source is tried)."""
+    license: str | None = None
+    """The licence the page's furniture names (arXiv's `#license-tr`), as text."""
+    page_idv: str | None = None
+    """The arXiv id with version that the page names for itself in its furniture only: its
+    `<base href>`, arXiv's `arXiv:IDvN [category] date` watermark, or a PDF's margin stamp."""
 
     @property
     def sections(self) -> tuple[Section, ...]:
