@@ -10,8 +10,15 @@ from lxml import etree
 from paperanchor.errors import ParseError
 from paperanchor.parse.blocks import blocks_of
 from paperanchor.parse.context import ParseContext
-from paperanchor.parse.dom import HtmlElement, children, classes, tag_of
-from paperanchor.parse.front import parse_abstract, parse_authors, parse_keywords, parse_title
+from paperanchor.parse.dom import HtmlElement, children, classes, is_chrome, tag_of
+from paperanchor.parse.front import (
+    page_idv,
+    parse_abstract,
+    parse_authors,
+    parse_keywords,
+    parse_license,
+    parse_title,
+)
 from paperanchor.parse.scan import PageScan, scan
 from paperanchor.parse.sections import count_section_errors, section_kind
 from paperanchor.tree import Block, Document, Inline, Section
@@ -80,17 +87,60 @@ def parse_document(html: bytes | str, base_url: str = "") -> Document:
 
 
 def _document(page: PageScan, document: HtmlElement, ctx: ParseContext, base: str) -> Document:
+    abstract = parse_abstract(page.abstract, ctx)
+    blocks = tuple(_body(document, ctx))
+    if _died_before_the_body(abstract, blocks, document):
+        # what is left of the page is error residue, not the paper: nothing to offer as text
+        quality, blocks = "failed", ()
+    else:
+        quality = "degraded" if page.errors else "ok"
     return Document(
         title=parse_title(page.title, document, ctx),
         authors=parse_authors(page.authors),
-        abstract=parse_abstract(page.abstract, ctx),
+        abstract=abstract,
         keywords=parse_keywords(page.keywords, ctx),
-        blocks=tuple(_body(document, ctx)),
+        blocks=blocks,
         footnotes=dict(ctx.footnotes),
         errors=len(page.errors),
         base_url=base,
         generator=page.generator,
+        quality=quality,
+        license=parse_license(page.license),
+        page_idv=page_idv(page.base_href, page.watermark),
     )
+
+
+# Fewer characters of text than this outside LaTeXML's error marks, with no section and no
+# abstract, is not a paper but a conversion that died before the body (2608.30667v1 keeps 14
+# characters: "long … longfalse"); the shortest real paper in the corpus keeps thousands.
+FAILED_TEXT_CHARS = 200
+
+
+def _died_before_the_body(
+    abstract: Section | None, blocks: tuple[Block, ...], document: HtmlElement
+) -> bool:
+    if abstract is not None or any(
+        isinstance(b, Section) and b.kind not in ("body",) for b in blocks
+    ):
+        return False
+    return _text_without_errors(document, FAILED_TEXT_CHARS) < FAILED_TEXT_CHARS
+
+
+def _text_without_errors(document: HtmlElement, enough: int) -> int:
+    """Characters of text outside `ltx_ERROR` elements and chrome, counted up to `enough`."""
+    size = 0
+    stack = [document]
+    while stack and size < enough:
+        node = stack.pop()
+        if node is not document:
+            size += len((node.tail or "").strip())
+        if type(node.tag) is not str:
+            continue
+        if node is not document and (is_chrome(node) or "ltx_ERROR" in classes(node)):
+            continue
+        size += len((node.text or "").strip())
+        stack.extend(node)
+    return size
 
 
 def _body(document: HtmlElement, ctx: ParseContext) -> list[Block]:

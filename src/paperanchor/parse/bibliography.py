@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from paperanchor.parse.context import ParseContext
-from paperanchor.parse.dom import HtmlElement, children, classes, squash, tag_of
+from paperanchor.parse.dom import HtmlElement, children, classes, tag_of, text_of
 from paperanchor.parse.inline import inline_of
 from paperanchor.tree import Bibliography, Reference
 
@@ -41,7 +41,7 @@ def parse_entry(item: HtmlElement, ctx: ParseContext, position: int) -> Referenc
     for child in children(item):
         cls = classes(child)
         if not label and "ltx_tag" in cls:
-            label = squash("".join(child.itertext())).strip()
+            label = text_of(child)
         elif "ltx_bibblock" in cls:
             blocks.append(child)
     if not blocks:

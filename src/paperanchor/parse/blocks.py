@@ -7,7 +7,16 @@ import re
 from lxml import etree
 
 from paperanchor.parse.context import ParseContext
-from paperanchor.parse.dom import HtmlElement, children, classes, math_tex, squash, tag_of
+from paperanchor.parse.dom import (
+    HtmlElement,
+    children,
+    classes,
+    is_chrome,
+    math_tex,
+    squash,
+    tag_of,
+    text_of,
+)
 from paperanchor.parse.equations import parse_equation, parse_group
 from paperanchor.parse.floats import is_float, parse_float, parse_tabular
 from paperanchor.parse.inline import inline_of, inline_of_elements
@@ -41,35 +50,9 @@ _TRANSPARENT = frozenset(
         "ltx_figure_panel",
     }
 )
-_SKIP = frozenset(
-    {
-        "ltx_pagination",
-        "ltx_TOC",
-        "ltx_page_navbar",
-        "ltx_page_header",
-        "ltx_page_footer",
-        "ltx_rdf",
-        "ltx_listing_data",
-        "ltx_role_newpage",
-    }
-)
-_SKIP_TAGS = frozenset(
-    {
-        "script",
-        "style",
-        "nav",
-        "header",
-        "footer",
-        "button",
-        "form",
-        "input",
-        "noscript",
-        "template",
-        "link",
-        "meta",
-        "hr",
-    }
-)
+# LaTeXML's own furniture that is not content; site chrome is `dom.is_chrome`.
+_SKIP = frozenset({"ltx_pagination", "ltx_rdf", "ltx_listing_data", "ltx_role_newpage"})
+_SKIP_TAGS = frozenset({"hr"})
 
 
 def is_section(el: HtmlElement) -> bool:
@@ -125,12 +108,12 @@ def _loose_text(parts: list[HtmlElement | str], ctx: ParseContext, parent_id: st
 
 
 def _skipped(el: HtmlElement) -> bool:
-    return tag_of(el) in _SKIP_TAGS or bool(classes(el) & _SKIP)
+    return tag_of(el) in _SKIP_TAGS or bool(classes(el) & _SKIP) or is_chrome(el)
 
 
 def _is_block_element(el: HtmlElement) -> bool:
     tag = tag_of(el)
-    if tag in _SKIP_TAGS:
+    if tag in _SKIP_TAGS or is_chrome(el):
         return True
     cls = classes(el)
     if cls & _SKIP or (cls & _TRANSPARENT and tag in ("div", "figure", "section")):
@@ -241,7 +224,7 @@ def _list(
     for child in children(el):
         ctag = tag_of(child)
         if ctag == "dt":
-            pending_tag = squash("".join(child.itertext())).strip()
+            pending_tag = text_of(child)
             continue
         if ctag not in ("li", "dd"):
             continue
@@ -251,7 +234,7 @@ def _list(
         content: list[Block] = []
         for part in children(child):
             if not item_tag and "ltx_tag" in classes(part) and tag_of(part) == "span":
-                item_tag = squash("".join(part.itertext())).strip()
+                item_tag = text_of(part)
                 continue
             content.extend(blocks_of(part, ctx, item_id))
         if child.text and child.text.strip():

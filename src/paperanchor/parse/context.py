@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
+from paperanchor.render.escape import safe_url
 from paperanchor.tree import Footnote
 
 
@@ -25,7 +26,12 @@ class ParseContext:
         return f"{key}{count}"
 
     def absolute(self, url: str) -> str:
+        """`url` resolved against the page, when that is an http(s) URL; else "" (SPEC §3)."""
         url = url.strip()
         if not url:
             return ""
-        return urljoin(self.base_url, url) if self.base_url else url
+        try:
+            resolved = urljoin(self.base_url, url) if self.base_url else url
+        except ValueError:  # a malformed URL on a hostile page
+            return ""
+        return safe_url(resolved) or ""

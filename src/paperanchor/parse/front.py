@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
+from paperanchor.errors import BadRequest
 from paperanchor.parse.context import ParseContext
-from paperanchor.parse.dom import HtmlElement, children, classes, squash, tag_of
+from paperanchor.parse.dom import HtmlElement, children, classes, squash, tag_of, text_of
 from paperanchor.parse.inline import inline_of
+from paperanchor.refs import parse_ref
 from paperanchor.tree import Block, Inline, Section
 
 # publication notes (ACM's conference, DOI, ISBN, CCS lines) sit inside the title element
@@ -123,6 +126,44 @@ def parse_abstract(element: HtmlElement | None, ctx: ParseContext) -> Section | 
             continue
         blocks.extend(blocks_of(child, ctx, "abstract"))
     return Section("abstract", "abstract", None, "", title, 1, tuple(blocks))
+
+
+# Furniture is short; a hostile page's furniture is cut before any pattern looks at it.
+_FURNITURE_CHARS = 2000
+_WATERMARK = re.compile(r"^arXiv:\s*(\S{1,60}v[1-9]\d{0,3})\b", re.IGNORECASE | re.ASCII)
+_BASE_IDV = re.compile(r"/html/(\S{1,60}v[1-9]\d{0,3})/?$", re.ASCII)
+
+
+def parse_license(element: HtmlElement | None) -> str | None:
+    """arXiv's licence line (`License: CC BY 4.0`) as the licence's name."""
+    if element is None:
+        return None
+    text = text_of(element, _FURNITURE_CHARS)
+    text = re.sub(r"^license\s*:\s*", "", text, flags=re.IGNORECASE).strip()
+    return text or None
+
+
+def page_idv(base_href: str | None, watermark: HtmlElement | None) -> str | None:
+    """The arXiv idv a page names in its furniture: `<base href="/html/IDvN/">`, else the
+    `arXiv:IDvN [category] date` watermark; never text of the body (SPEC §2, Versions)."""
+    candidates: list[str] = []
+    if base_href:
+        path = urlsplit(base_href[:_FURNITURE_CHARS].strip()).path
+        match = _BASE_IDV.search(path)
+        if match:
+            candidates.append(match[1])
+    if watermark is not None:
+        match = _WATERMARK.match(text_of(watermark, _FURNITURE_CHARS))
+        if match:
+            candidates.append(match[1])
+    for candidate in candidates:
+        try:
+            ref = parse_ref(candidate)
+        except BadRequest:
+            continue
+        if ref.version is not None:
+            return ref.idv
+    return None
 
 
 def parse_keywords(element: HtmlElement | None, ctx: ParseContext) -> str | None:

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from paperanchor.parse.context import ParseContext
-from paperanchor.parse.dom import HtmlElement, children, classes, squash, tag_of
+from paperanchor.parse.dom import HtmlElement, children, classes, tag_of, text_of
 from paperanchor.parse.inline import inline_of
 from paperanchor.tree import Block, Inline, Section
 
@@ -108,7 +108,7 @@ def parse_section(
     if title_el is not None:
         for node in title_el.iter():
             if "ltx_tag" in (node.get("class") or "").split():
-                tag_text = squash("".join(node.itertext())).strip()
+                tag_text = text_of(node)
                 break
         title = inline_of(title_el, ctx, skip=frozenset({"ltx_tag", "ltx_note"}))[0]
     level = base_level or min(parent_level + 1, 6)

@@ -7,6 +7,14 @@ import re
 from collections.abc import Iterable
 
 from paperanchor.parse.equations import aligned
+from paperanchor.render.escape import (
+    destination,
+    escape_label,
+    escape_line_start,
+    escape_text,
+    note_label,
+    safe_url,
+)
 from paperanchor.tree import (
     Bibliography,
     Block,
@@ -36,7 +44,7 @@ def tokens_of(markdown: str) -> int:
 
 def heading(section: Section) -> str:
     hashes = "#" * max(1, min(section.level, 6))
-    label = section.tag.strip() if section.tag else ""
+    label = escape_text(section.tag.strip()) if section.tag else ""
     title = section.title.markdown
     return f"{hashes} {label} {title}".replace("  ", " ").rstrip() if label else f"{hashes} {title}"
 
@@ -55,10 +63,6 @@ def group_latex(group: EquationGroup) -> str:
     return aligned(group)
 
 
-def _escape_alt(text: str) -> str:
-    return text.replace("[", "\\[").replace("]", "\\]").replace("\n", " ")
-
-
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ").strip()
 
@@ -73,29 +77,39 @@ def pipe_table(rows: tuple[tuple[str, ...], ...]) -> str:
     return "\n".join(lines)
 
 
+def _image(alt: str, url: str) -> str | None:
+    safe = safe_url(url)
+    return f"![{escape_label(alt)}]({destination(safe)})" if safe else None
+
+
+def _images(alts: list[str], urls: list[str]) -> str:
+    lines = [_image(alt, url) for alt, url in zip(alts, urls, strict=True)]
+    return "\n".join(line for line in lines if line)
+
+
 def figure_chunks(figure: Figure | Table) -> list[str]:
     caption = figure.caption.markdown
-    label = f"{figure.tag} {caption}".strip() if figure.tag else caption
+    tag = escape_text(figure.tag.strip())
+    # an image's alt text is plain: a caption's own markup (an inline icon) cannot nest in it
+    label = f"{figure.tag} {figure.caption.text}".strip() if figure.tag else figure.caption.text
     chunks: list[str] = []
     panel_images = {url for panel in figure.panels for url in panel.images}
     own = [url for url in figure.images if url not in panel_images]
     if isinstance(figure, Table):
-        title = f"**{figure.tag.strip()}** {caption}".strip() if figure.tag else caption
+        title = f"**{tag}** {caption}".strip() if tag else caption
         if title:
             chunks.append(title)
         if figure.markdown_rows:
             chunks.append(pipe_table(figure.markdown_rows))
         elif own:
-            chunks.append("\n".join(f"![{_escape_alt(label or 'Table')}]({url})" for url in own))
+            chunks.append(_images([label or "Table"] * len(own), own))
     else:
-        if own:
-            lines = [f"![{_escape_alt(label)}]({own[0]})"]
-            lines.extend(
-                f"![{_escape_alt(figure.tag.strip() or 'Figure')}]({url})" for url in own[1:]
-            )
-            chunks.append("\n".join(lines))
+        alts = [label] + [figure.tag.strip() or "Figure"] * (len(own) - 1)
+        shown = _images(alts, own) if own else ""
+        if shown:
+            chunks.append(shown)
         elif label:
-            chunks.append(f"**{figure.tag.strip()}** {caption}".strip() if figure.tag else caption)
+            chunks.append(f"**{tag}** {caption}".strip() if tag else caption)
         for block in figure.blocks:
             chunks.extend(block_chunks(block))
     for panel in figure.panels:
@@ -104,7 +118,7 @@ def figure_chunks(figure: Figure | Table) -> list[str]:
 
 
 def reference_line(reference: Reference) -> str:
-    label = reference.label or f"[{reference.number}]"
+    label = escape_text(reference.label) if reference.label else f"[{reference.number}]"
     return f"- {label} {reference.markdown}".rstrip()
 
 
@@ -130,7 +144,7 @@ def list_markdown(block: ListBlock) -> str:
         elif block.ordered and not tag:
             marker = f"{position}. "
         elif tag and tag not in ("•", "∙", "◦", "–", "-", "*", "▪", "⋅"):
-            marker = f"- {tag} "
+            marker = f"- {escape_text(tag)} "
         else:
             marker = "- "
         body = "\n\n".join(c for b in item.blocks for c in block_chunks(b)) or ""
@@ -153,7 +167,7 @@ def block_chunks(block: Block) -> list[str]:
         return figure_chunks(block)
     if isinstance(block, Theorem):
         inner = [c for b in block.blocks for c in block_chunks(b)]
-        label = block.label.text.strip()
+        label = escape_text(block.label.text.strip())
         if not label:
             return inner
         marker = f"*{label}*" if block.kind == "proof" else f"**{label}**"
@@ -205,7 +219,7 @@ def notes_in(blocks: Iterable[Block]) -> list[str]:
 
 def footnote_chunks(note_ids: list[str], footnotes: dict[str, Footnote]) -> list[str]:
     lines = [
-        f"[^{footnotes[n].mark}]: {footnotes[n].content.markdown}"
+        f"[^{note_label(footnotes[n].mark)}]: {footnotes[n].content.markdown}"
         for n in note_ids
         if n in footnotes
     ]
@@ -222,11 +236,11 @@ def document_chunks(document: Document) -> list[str]:
     """The whole paper: title, authors, abstract, then every top-level block."""
     chunks = [f"# {document.title.markdown}".rstrip()]
     if document.authors:
-        chunks.append(", ".join(document.authors))
+        chunks.append(escape_line_start(escape_text(", ".join(document.authors))))
     if document.abstract is not None:
         chunks.extend(node_chunks(document.abstract, document))
     if document.keywords:
-        chunks.append(f"**Keywords:** {document.keywords}")
+        chunks.append(f"**Keywords:** {escape_text(document.keywords)}")
     for block in document.blocks:
         chunks.extend(node_chunks(block, document))
     return chunks
