@@ -26,13 +26,11 @@ from paperanchor.tree import (
     Equation,
     EquationGroup,
     Figure,
-    ListBlock,
     Paragraph,
-    Quote,
     Section,
     Table,
     Text,
-    Theorem,
+    walk,
 )
 
 SCHEMA = 1
@@ -221,33 +219,21 @@ def _section_json(paper: Paper, section: Section) -> JSON:
 def counts(document: Document) -> JSON:
     """Counts of SPEC §5; `sections` counts structural sections, paragraph units included."""
     tally = {"sections": 0, "paragraphs": 0, "figures": 0, "tables": 0, "equations": 0}
-    stack: list[Any] = list(document.blocks)
-    if document.abstract is not None:
-        stack.append(document.abstract)
-    while stack:
-        node = stack.pop()
+    for visit in walk(document.roots()):
+        node = visit.node
         if isinstance(node, Section):
             if node.kind not in ("body", "bibliography", "abstract", "acknowledgements"):
                 tally["sections"] += 1
-            stack.extend(node.blocks)
         elif isinstance(node, Paragraph):
             tally["paragraphs"] += 1
-            stack.extend(node.blocks)
-        elif isinstance(node, Theorem | Quote):
-            stack.extend(node.blocks)
-        elif isinstance(node, ListBlock):
-            stack.extend(b for item in node.items for b in item.blocks)
         elif isinstance(node, Equation):
-            tally["equations"] += 1
-        elif isinstance(node, EquationGroup):
-            tally["equations"] += len(node.rows)
+            tally["equations"] += 1  # a group's rows are equations each
         elif isinstance(node, Table):
-            tally["tables"] += 1 if node.is_float else 0
-            stack.extend(p for p in node.panels if isinstance(p, Table))
+            tally["tables"] += 1 if node.is_float else 0  # a table float's sub-tables count
         elif isinstance(node, Figure):
-            tally["figures"] += 1 if node.kind == "figure" else 0
-            stack.extend(p for p in node.panels if isinstance(p, Table))
-            stack.extend(node.blocks)
+            # a figure's panels are parts of it, not figures of their own
+            panel = isinstance(visit.parent, Figure | Table)
+            tally["figures"] += 1 if node.kind == "figure" and not panel else 0
     return {**tally, "references": len(document.references), "errors": document.errors}
 
 

@@ -90,12 +90,17 @@ def parse_float(
     parts = _parts(el)
     tag_text, caption = _caption(parts.caption, ctx)
     panels = tuple(parse_float(node, ctx, float_id, blocks_of) for node in parts.nested)
-    images = _images(parts.images, panels, ctx)
+    # A figure's pictures are its images wherever LaTeXML laid them out (a tabular of
+    # sub-pictures among them); a table's cell images belong to its cells.
+    in_cells = [] if "ltx_table" in cls else [i for t in parts.tabulars for i in t.iter("img")]
+    images = _images(parts.images + in_cells, panels, ctx)
     # A panel of tabulars (LaTeXML's `ltx_figure_panel` inside a table float, 2604.15597v1's
     # tables of icons and numbers) is a table panel: its cells, images included, stay cells.
     table_panel = (
         "ltx_figure_panel" in cls and parts.tabulars and not parts.images and not parts.nested
     )
+    if table_panel:
+        images = _images([], panels, ctx)
     if "ltx_table" in cls or table_panel:
         rows: list[tuple[str, ...]] = []
         md_rows: list[tuple[str, ...]] = []

@@ -16,8 +16,6 @@ from paperanchor.render.escape import (
     safe_url,
 )
 from paperanchor.tree import (
-    Bibliography,
-    Block,
     Code,
     Document,
     Equation,
@@ -25,13 +23,15 @@ from paperanchor.tree import (
     Figure,
     Footnote,
     ListBlock,
-    Paragraph,
+    Node,
     Quote,
     Reference,
     Section,
     Table,
     Text,
     Theorem,
+    child_nodes,
+    walk,
 )
 
 _NUMBERED_ITEM = re.compile(r"^\d+\.?$")
@@ -104,14 +104,17 @@ def figure_chunks(figure: Figure | Table) -> list[str]:
         elif own:
             chunks.append(_images([label or "Table"] * len(own), own))
     else:
+        body = [c for block in figure.blocks for c in block_chunks(block)]
+        # pictures laid out in a tabular are shown in its cells, not twice
+        shown_in_body = "\n".join(body)
+        own = [url for url in own if (safe_url(url) or url) not in shown_in_body]
         alts = [label] + [figure.tag.strip() or "Figure"] * (len(own) - 1)
         shown = _images(alts, own) if own else ""
         if shown:
             chunks.append(shown)
         elif label:
             chunks.append(f"**{tag}** {caption}".strip() if tag else caption)
-        for block in figure.blocks:
-            chunks.extend(block_chunks(block))
+        chunks.extend(body)
     for panel in figure.panels:
         chunks.extend(figure_chunks(panel))
     return chunks
@@ -152,12 +155,10 @@ def list_markdown(block: ListBlock) -> str:
     return "\n".join(lines)
 
 
-def block_chunks(block: Block) -> list[str]:
-    """The Markdown of one block as chunks; blank lines go between chunks."""
+def block_chunks(block: Node) -> list[str]:
+    """The Markdown of one node as chunks; blank lines go between chunks."""
     if isinstance(block, Text):
         return [block.content.markdown] if block.content.markdown else []
-    if isinstance(block, Paragraph):
-        return [c for b in block.blocks for c in block_chunks(b)]
     if isinstance(block, Equation):
         return [equation_line(block)] if block.latex else []
     if isinstance(block, EquationGroup):
@@ -185,11 +186,12 @@ def block_chunks(block: Block) -> list[str]:
         quoted = "\n\n".join(c for b in block.blocks for c in block_chunks(b))
         lines = quoted.split("\n")
         return ["\n".join("> " + line if line else ">" for line in lines)] if quoted else []
-    if isinstance(block, Bibliography):
-        return [reference_line(r) for r in block.references]
+    if isinstance(block, Reference):
+        return [reference_line(block)]
     if isinstance(block, Section):
         return section_chunks(block)
-    return []
+    # paragraphs, bibliographies and any kind without a rendering of its own: its children
+    return [c for child in child_nodes(block) for c in block_chunks(child)]
 
 
 def section_chunks(section: Section) -> list[str]:
@@ -199,21 +201,12 @@ def section_chunks(section: Section) -> list[str]:
     return chunks
 
 
-def notes_in(blocks: Iterable[Block]) -> list[str]:
+def notes_in(blocks: Iterable[Node]) -> list[str]:
     """Footnote ids referenced inside blocks, in order, once each."""
     found: dict[str, None] = {}
-    stack: list[Block] = list(reversed(list(blocks)))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Text):
-            found.update(dict.fromkeys(node.notes))
-        elif isinstance(node, Paragraph | Theorem | Quote | Section):
-            stack.extend(reversed(node.blocks))
-        elif isinstance(node, ListBlock):
-            for item in reversed(node.items):
-                stack.extend(reversed(item.blocks))
-        elif isinstance(node, Figure):
-            stack.extend(reversed(node.blocks))
+    for visit in walk(blocks):
+        if isinstance(visit.node, Text):
+            found.update(dict.fromkeys(visit.node.notes))
     return list(found)
 
 
@@ -226,7 +219,7 @@ def footnote_chunks(note_ids: list[str], footnotes: dict[str, Footnote]) -> list
     return ["\n".join(lines)] if lines else []
 
 
-def node_chunks(block: Block, document: Document) -> list[str]:
+def node_chunks(block: Node, document: Document) -> list[str]:
     """A node's Markdown with the footnotes it references at its end."""
     chunks = block_chunks(block)
     return chunks + footnote_chunks(notes_in([block]), document.footnotes)
