@@ -137,15 +137,20 @@ class AnchorIndex:
 
     def resolve(self, anchor: str) -> Located:
         """Exact id, alias, slug, printed label, then the same case-insensitively (SPEC §3)."""
+        node_id = self.quick(anchor)
+        if node_id is not None:
+            return self.nodes[node_id]
+        raise NotFound(self._not_found_detail(anchor.strip()))
+
+    def quick(self, anchor: str) -> str | None:
+        """The node id `anchor` names, found without fuzzy matching, or None."""
         key = anchor.strip()
         node_id = (
             (key if key in self.nodes else self.aliases.get(key) or self.slugs.get(key))
             or self._printed(key)
             or self.folded.get(key.lower())
         )
-        if node_id and node_id in self.nodes:
-            return self.nodes[node_id]
-        raise NotFound(self._not_found_detail(key))
+        return node_id if node_id and node_id in self.nodes else None
 
     def _printed(self, anchor: str) -> str | None:
         for key in label_queries(anchor):

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import math
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
+from paperanchor.errors import BadRequest, NotFound
 from paperanchor.flight import SingleFlight
-from paperanchor.refs import PaperRef
+from paperanchor.refs import PaperRef, parse_ref
 from paperanchor.settings import Settings
 from paperanchor.shared import Shared
 from paperanchor.sources import FetchedPage, Sources
 from paperanchor.store import PaperCache, Store, open_store
+
+log = logging.getLogger(__name__)
 
 Parse = Callable[[bytes, str], Any]
 
@@ -127,18 +132,40 @@ class Library:
         return cached
 
     async def _fetch(self, ref: PaperRef) -> LoadedPaper:
-        """Fetch and parse `ref`, then cache it (a local document: its parse only)."""
+        """Fetch and parse `ref` from the first source with a readable rendering of it, then
+        cache it (a local document: its parse only).
+
+        A source's page is parsed before the next source is asked: a local `<id>.html` of
+        another version than the one asked for is passed over, and so is a failed rendering
+        (a conversion that died before the body, SPEC §2), which is served only when no
+        source has better, and then never cached.
+        """
         self.fetches += 1
-        page = await self.sources.fetch(ref)
-        if page.source == "local":
-            document = await self._local_document(page)
-            return _loaded(document, page)
-        base_url = page.base_url or page.source_url
-        document = await asyncio.to_thread(self._parse, page.html, base_url)
-        loaded = _loaded(document, page)
-        await asyncio.to_thread(self._remember, ref, loaded)
-        self._keep_loaded(loaded)
-        return loaded
+        failed: LoadedPaper | None = None
+        try:
+            async with aclosing(self.sources.pages(ref)) as pages:
+                async for page in pages:
+                    if page.source == "local":
+                        document = await self._local_document(page)
+                    else:
+                        base_url = page.base_url or page.source_url
+                        document = await asyncio.to_thread(self._parse, page.html, base_url)
+                    loaded = _resolved(document, page)
+                    if loaded is None:
+                        continue  # the file holds another version than the one asked for
+                    if _quality(document) == "failed":
+                        log.info("%s's rendering of %s failed; asking on", page.source, ref.idv)
+                        failed = failed or loaded
+                        continue
+                    if loaded.source != "local":
+                        await asyncio.to_thread(self._remember, ref, loaded)
+                        self._keep_loaded(loaded)
+                    return loaded
+        except NotFound:
+            if failed is None:
+                raise
+        assert failed is not None
+        return failed
 
     async def _local_document(self, page: FetchedPage) -> Any:
         # A local file can change under the same name: key its parse by its bytes.
@@ -213,13 +240,43 @@ class Library:
             self.cache.put_latest(ref.idv, loaded.idv, ttl)
 
 
-def _loaded(document: Any, page: FetchedPage) -> LoadedPaper:
+def _quality(document: Any) -> str:
+    return str(getattr(document, "quality", "ok"))
+
+
+def _resolved(document: Any, page: FetchedPage) -> LoadedPaper | None:
+    """The paper a parsed page is, its version settled (SPEC §2, Versions): from where it was
+    found (the final URL, a local file's name), else from the page's own furniture (its
+    `<base href>` or arXiv's watermark, read by the parser into `page_idv`), never from body
+    text. ar5iv's version stays unconfirmed. None when a local file's furniture names another
+    version than the one asked for."""
+    ref = page.ref
+    confirmed = page.version_confirmed
+    named = _furniture_version(getattr(document, "page_idv", None), ref)
+    if ref.version is None and named is not None and not ref.is_local:
+        asked = page.asked
+        if page.source == "local" and asked is not None and asked.version not in (None, named):
+            return None
+        ref = ref.with_version(named)
+        confirmed = page.source != "ar5iv"
     return LoadedPaper(
         document=document,
-        paper=page.ref.paper,
-        idv=page.ref.idv,
-        version=page.ref.version,
-        version_confirmed=page.version_confirmed,
+        paper=ref.paper,
+        idv=ref.idv,
+        version=ref.version,
+        version_confirmed=confirmed,
         source=page.source,
         source_url=page.source_url,
     )
+
+
+def _furniture_version(page_idv: str | None, ref: PaperRef) -> int | None:
+    """The version in a page's furniture when it names this paper (a watermark or base of
+    another paper is no evidence)."""
+    if not page_idv or ref.is_local:
+        return None
+    try:
+        named = parse_ref(page_idv)
+    except BadRequest:
+        return None
+    return named.version if named.paper == ref.paper else None

@@ -92,6 +92,8 @@ class Table:
     images: tuple[str, ...] = ()
     panels: tuple[Table | Figure, ...] = ()
     is_float: bool = True
+    cut: bool = False
+    """Whether the grid reached the parser's cap (100,000 cells) and later rows were left out."""
 
 
 @dataclass(frozen=True, slots=True)

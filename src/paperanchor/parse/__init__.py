@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+import threading
 from urllib.parse import urljoin
 
 from lxml import etree
 
 from paperanchor.errors import ParseError
+from paperanchor.parse.bibliography import entry_numbers
 from paperanchor.parse.blocks import blocks_of
 from paperanchor.parse.context import ParseContext
 from paperanchor.parse.dom import HtmlElement, children, classes, is_chrome, tag_of
@@ -47,25 +49,42 @@ __all__ = ["PARSER_VERSION", "parse_document"]
 # LaTeXML writes UTF-8; a plain etree parser skips lxml.html's per-element Python classes,
 # which cost as much as the parse itself (profiled on 2501.11120v1: 88k lookups).
 # huge_tree: without it libxml2 silently drops a text node over 10 MB (a fuzz case found it).
-_UTF8_PARSER = etree.HTMLParser(encoding="utf-8", no_network=True, huge_tree=True)
-_GUESS_PARSER = etree.HTMLParser(no_network=True, huge_tree=True)
+# A parser is not to be shared between threads (pages are parsed in worker threads, and each
+# parse's error log is read after it): one pair per thread.
+_PARSERS = threading.local()
+
+
+def _parsers() -> tuple[etree.HTMLParser, etree.HTMLParser]:
+    pair: tuple[etree.HTMLParser, etree.HTMLParser] | None = getattr(_PARSERS, "pair", None)
+    if pair is None:
+        pair = (
+            etree.HTMLParser(encoding="utf-8", no_network=True, huge_tree=True),
+            etree.HTMLParser(no_network=True, huge_tree=True),
+        )
+        _PARSERS.pair = pair
+    return pair
 
 
 def _root(html: bytes) -> HtmlElement:
     html = _XML_DECL.sub(b"", html, count=1)
     if not html.strip():
         raise ParseError("the page is empty")
+    utf8, guess = _parsers()
     try:
         html.decode("utf-8")
-        parser = _UTF8_PARSER
+        parser = utf8
     except UnicodeDecodeError:
-        parser = _GUESS_PARSER  # not UTF-8: let libxml2 follow the page's meta charset
+        parser = guess  # not UTF-8: let libxml2 follow the page's meta charset
     try:
         root = etree.fromstring(html, parser)
     except (etree.ParserError, etree.XMLSyntaxError, ValueError) as exc:
         raise ParseError(f"the page is not HTML ({exc})") from None
     if root is None:
         raise ParseError("the page is not HTML")
+    for error in parser.error_log:
+        # libxml2 stops at 2,048 levels of nesting and silently drops the rest of the page
+        if error.type_name == "ERR_RESOURCE_LIMIT":
+            raise ParseError(f"the page could not be read to its end ({error.message})")
     return root
 
 
@@ -78,12 +97,30 @@ def parse_document(html: bytes | str, base_url: str = "") -> Document:
     if document is None:
         raise ParseError("the page is not a LaTeXML document (no ltx_document element)")
     effective_base = urljoin(base_url, page.base_href) if page.base_href else base_url
-    ctx = ParseContext(base_url=effective_base, section_errors=count_section_errors(page.errors))
+    ctx = ParseContext(
+        base_url=effective_base,
+        section_errors=count_section_errors(page.errors),
+        bib_numbers=_bib_numbers(document, raw),
+    )
     try:
         return _document(page, document, ctx, effective_base)
     except RecursionError:
         # LaTeXML nests a few dozen levels; thousands mean a broken or hostile page
         raise ParseError("the page nests its elements too deeply to read") from None
+
+
+_BIBLISTS = etree.XPath(
+    ".//*[contains(concat(' ', normalize-space(@class), ' '), ' ltx_biblist ')]"
+)
+
+
+def _bib_numbers(document: HtmlElement, raw: bytes) -> dict[str, tuple[str, str]]:
+    numbers: dict[str, tuple[str, str]] = {}
+    if b"ltx_biblist" in raw:
+        for biblist in _BIBLISTS(document):
+            for entry_id, number in entry_numbers(biblist).items():
+                numbers.setdefault(entry_id, number)
+    return numbers
 
 
 def _document(page: PageScan, document: HtmlElement, ctx: ParseContext, base: str) -> Document:

@@ -6,7 +6,7 @@ import re
 
 from lxml import etree
 
-from paperanchor.parse.context import ParseContext
+from paperanchor.parse.context import MAX_BLOCK_DEPTH, ParseContext
 from paperanchor.parse.dom import (
     HtmlElement,
     children,
@@ -20,6 +20,7 @@ from paperanchor.parse.dom import (
 from paperanchor.parse.equations import parse_equation, parse_group
 from paperanchor.parse.floats import is_float, parse_float, parse_tabular
 from paperanchor.parse.inline import inline_of, inline_of_elements
+from paperanchor.render.escape import escape_text
 from paperanchor.tree import (
     Block,
     Code,
@@ -65,12 +66,27 @@ def blocks_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block]
     """The blocks an element stands for: itself if it is a block, else its children's."""
     if _skipped(el):
         return []
-    block = block_of(el, ctx, parent_id)
-    if block is None:
-        return container_blocks(el, ctx, parent_id)
+    if ctx.block_depth >= MAX_BLOCK_DEPTH:
+        return _flattened(el, ctx, parent_id)
+    ctx.block_depth += 1
+    try:
+        block = block_of(el, ctx, parent_id)
+        if block is None:
+            return container_blocks(el, ctx, parent_id)
+    finally:
+        ctx.block_depth -= 1
     if isinstance(block, Text) and not block.content:
         return []
     return [block]
+
+
+def _flattened(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block]:
+    """What nests deeper than MAX_BLOCK_DEPTH, as one run of its text (read without recursion)."""
+    words = text_of(el)
+    if not words:
+        return []
+    text = Text(ctx.positional_id(parent_id, "t"), Inline(escape_text(words), words))
+    return [text]
 
 
 def container_blocks(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block]:
@@ -268,17 +284,30 @@ def _code(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Code:
 
 
 def _text_without_line_numbers(el: HtmlElement) -> list[str]:
-    """A listing line's text as printed (spacing kept), math as `$TeX$`, line numbers dropped."""
+    """A listing line's text as printed (spacing kept), math as `$TeX$`, line numbers dropped.
+
+    Iterative: a listing is verbatim, and a hostile one may nest as deep as it likes.
+    """
     out: list[str] = []
-    if el.text:
-        out.append(el.text)
-    for child in el:
-        if isinstance(child.tag, str):
-            if tag_of(child) == "math":
-                tex = math_tex(child)
+    # (element, True) opens it: its text, then its children; (element, False) gives its tail
+    stack: list[tuple[HtmlElement, bool]] = [(el, True)]
+    while stack:
+        node, opening = stack.pop()
+        if not opening:
+            if node.tail:
+                out.append(node.tail)
+            continue
+        if node is not el:
+            stack.append((node, False))
+            if type(node.tag) is not str:
+                continue
+            if tag_of(node) == "math":
+                tex = math_tex(node)
                 out.append(f"${tex}$" if tex else "")
-            elif tag_of(child) != "svg" and "ltx_tag_listingline" not in (child.get("class") or ""):
-                out.extend(_text_without_line_numbers(child))
-        if child.tail:
-            out.append(child.tail)
+                continue
+            if tag_of(node) == "svg" or "ltx_tag_listingline" in (node.get("class") or ""):
+                continue
+        if node.text:
+            out.append(node.text)
+        stack.extend((child, True) for child in reversed(node))
     return out

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from paperanchor.parse.context import ParseContext
+from paperanchor.parse.context import MAX_BLOCK_DEPTH, ParseContext
 from paperanchor.parse.dom import HtmlElement, children, classes, is_chrome, tag_of, text_of
 from paperanchor.parse.inline import inline_of
 from paperanchor.tree import Block, Figure, Inline, Table
@@ -89,7 +89,13 @@ def parse_float(
     float_id = el.get("id") or ctx.positional_id(parent_id, "fl")
     parts = _parts(el)
     tag_text, caption = _caption(parts.caption, ctx)
-    panels = tuple(parse_float(node, ctx, float_id, blocks_of) for node in parts.nested)
+    panels: tuple[Figure | Table, ...] = ()
+    if ctx.block_depth < MAX_BLOCK_DEPTH:  # panels of panels of … on a hostile page end here
+        ctx.block_depth += 1
+        try:
+            panels = tuple(parse_float(node, ctx, float_id, blocks_of) for node in parts.nested)
+        finally:
+            ctx.block_depth -= 1
     # A figure's pictures are its images wherever LaTeXML laid them out (a tabular of
     # sub-pictures among them); a table's cell images belong to its cells.
     in_cells = [] if "ltx_table" in cls else [i for t in parts.tabulars for i in t.iter("img")]
@@ -105,12 +111,19 @@ def parse_float(
         rows: list[tuple[str, ...]] = []
         md_rows: list[tuple[str, ...]] = []
         header = 0
+        cut = False
+        total = 0
         for index, tabular in enumerate(parts.tabulars):
-            t_rows, t_md, t_header = table_cells(tabular, ctx)
+            if total >= MAX_TABLE_CELLS:
+                cut = True  # many tabulars in one float: the cap holds for them together
+                break
+            cells = table_cells(tabular, ctx)
             if index == 0:
-                header = t_header
-            rows.extend(t_rows)
-            md_rows.extend(t_md)
+                header = cells.header_rows
+            rows.extend(cells.text_rows)
+            md_rows.extend(cells.md_rows)
+            total += sum(len(row) for row in cells.text_rows)
+            cut = cut or cells.cut
         return Table(
             float_id,
             number_of(tag_text),
@@ -122,6 +135,7 @@ def parse_float(
             images,
             panels,
             is_float=not table_panel,
+            cut=cut,
         )
     kind = "figure"
     if "ltx_float_algorithm" in cls:
@@ -181,24 +195,52 @@ def _has_code(el: HtmlElement) -> bool:
     return False
 
 
-def table_cells(
-    tabular: HtmlElement, ctx: ParseContext
-) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]], int]:
-    """Rows of plain-text and Markdown cells; a spanning cell repeats wherever it reaches."""
+# SPEC §3 Limits: a table's grid is capped. 16 cells spanning 1000 x 1000 (a 1 KB page) made
+# a 64 MB table in 29 s and 2.3 GB before; the largest table in the corpus has 2,790 cells.
+MAX_TABLE_CELLS = 100_000
+
+
+@dataclass(slots=True)
+class Cells:
+    text_rows: list[tuple[str, ...]]
+    md_rows: list[tuple[str, ...]]
+    header_rows: int
+    cut: bool
+    """Whether the grid reached MAX_TABLE_CELLS and its later rows were left out."""
+
+
+def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
+    """Rows of plain-text and Markdown cells; a spanning cell repeats wherever it reaches.
+
+    Spans are clipped so that filling the grid costs at most MAX_TABLE_CELLS steps in all.
+    """
     grid: dict[tuple[int, int], tuple[str, str]] = {}
     header_rows = 0
     counting_header = True
+    steps = 0
+    cut = False
     for row_index, (section, row) in enumerate(_table_rows(tabular)):
+        if cut:
+            break
         col = 0
         cells = [c for c in children(row) if tag_of(c) in ("td", "th")]
         all_th = bool(cells) and all(tag_of(c) == "th" or "ltx_th" in classes(c) for c in cells)
         for cell in cells:
             while (row_index, col) in grid:
                 col += 1
-            content, _c, _n = inline_of(cell, ctx, cell=True)
-            value = (content.text, content.markdown)
             rowspan = _span(cell.get("rowspan"))
             colspan = _span(cell.get("colspan"))
+            allowed = MAX_TABLE_CELLS - steps
+            if allowed <= 0:
+                cut = True
+                break
+            if rowspan * colspan > allowed:  # clip the span to what is left of the grid
+                cut = True
+                colspan = min(colspan, allowed)
+                rowspan = max(1, min(rowspan, allowed // colspan))
+            steps += rowspan * colspan
+            content, _c, _n = inline_of(cell, ctx, cell=True)
+            value = (content.text, content.markdown)
             for dr in range(rowspan):
                 for dc in range(colspan):
                     grid.setdefault((row_index + dr, col + dc), value)
@@ -209,9 +251,11 @@ def table_cells(
             counting_header = False
     n_rows = max((r for r, _ in grid), default=-1) + 1
     n_cols = max((c for _, c in grid), default=-1) + 1
+    if n_rows * n_cols > MAX_TABLE_CELLS:  # a sparse grid of long spans: keep the first rows
+        n_rows, cut = MAX_TABLE_CELLS // n_cols, True
     text_rows = [tuple(grid.get((r, c), ("", ""))[0] for c in range(n_cols)) for r in range(n_rows)]
     md_rows = [tuple(grid.get((r, c), ("", ""))[1] for c in range(n_cols)) for r in range(n_rows)]
-    return text_rows, md_rows, min(header_rows, n_rows)
+    return Cells(text_rows, md_rows, min(header_rows, n_rows), cut)
 
 
 def _span(value: str | None) -> int:
@@ -235,7 +279,15 @@ def _table_rows(tabular: HtmlElement) -> Iterator[tuple[str, HtmlElement]]:
 def parse_tabular(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Table:
     """A tabular outside any float: a table without caption or number."""
     table_id = el.get("id") or ctx.positional_id(parent_id, "tab")
-    rows, md_rows, header = table_cells(el, ctx)
+    cells = table_cells(el, ctx)
     return Table(
-        table_id, None, "", Inline("", ""), tuple(rows), tuple(md_rows), header, is_float=False
+        table_id,
+        None,
+        "",
+        Inline("", ""),
+        tuple(cells.text_rows),
+        tuple(cells.md_rows),
+        cells.header_rows,
+        is_float=False,
+        cut=cells.cut,
     )

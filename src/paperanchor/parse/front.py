@@ -68,6 +68,13 @@ def parse_authors(creators: list[HtmlElement]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+# Bounds of what is read of one author's block; the largest in the corpus is 9 levels deep,
+# 28 lines and 2,536 characters (an author block that lists every affiliation).
+_NAME_DEPTH = 16
+_NAME_LINES = 64
+_NAME_CHARS = 4000
+
+
 def _lines(person: HtmlElement) -> list[str]:
     """The person-name text split at its own line breaks, with notes, marks and contacts dropped.
 
@@ -77,6 +84,8 @@ def _lines(person: HtmlElement) -> list[str]:
     lines: list[str] = [""]
 
     def walk(node: HtmlElement, depth: int) -> None:
+        if depth > _NAME_DEPTH or len(lines) > _NAME_LINES or len(lines[-1]) > _NAME_CHARS:
+            return  # no author's name is this deep or this long: a hostile page's is cut here
         if node.text:
             lines[-1] += node.text
         for child in node:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from paperanchor.parse.context import ParseContext
+from paperanchor.parse.context import MAX_INLINE_DEPTH, ParseContext
 from paperanchor.parse.dom import (
     CHROME_CLASSES,
     CHROME_TAGS,
@@ -62,7 +62,12 @@ class InlineResult:
         words = squash(raw)
         if self.opens_with_text is None and words.strip():
             self.opens_with_text = True
-        self.md.append(escape_text(words))
+        escaped = escape_text(words)
+        if escaped[:1] in ("(", "[") and self.md and self.md[-1].endswith("]"):
+            # "[x]" then "(javascript:…)" in two runs of text (or after a note mark) would
+            # join into a link: the opening bracket is escaped where the runs meet
+            escaped = "\\" + escaped
+        self.md.append(escaped)
         self.text.append(words)
 
     def add_inner(self, md: str, text: str, inner: InlineResult) -> None:
@@ -128,6 +133,17 @@ def _content(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
 
 
 def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> None:
+    if ctx.inline_depth >= MAX_INLINE_DEPTH:
+        out.add_text(text_of(el))  # deeper than any real page: its words, without recursion
+        return
+    ctx.inline_depth += 1
+    try:
+        _markup(el, ctx, out, skip)
+    finally:
+        ctx.inline_depth -= 1
+
+
+def _markup(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> None:
     tag = tag_of(el)
     if tag in _SKIP_TAGS:
         return
@@ -165,7 +181,12 @@ def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
             anchor = href.rpartition("#")[2]
             if anchor.startswith("bib."):
                 out.cites.append(anchor)
-        _content(el, ctx, out, skip)
+        own = "".join([el.text or "", *(child.tail or "" for child in el)])
+        outer, ctx.cite_bracketed = ctx.cite_bracketed, "[" in own or "(" in own
+        try:
+            _content(el, ctx, out, skip)
+        finally:
+            ctx.cite_bracketed = outer
         return
     if tag == "a":
         _link(el, cls, ctx, out, skip)
@@ -233,6 +254,14 @@ def _link(
     md = tidy("".join(inner.md))
     text = "".join(inner.text)
     internal = "ltx_ref" in cls and "ltx_url" not in cls and "ltx_href" not in cls
+    entry = ctx.bib_numbers.get(href.rpartition("#")[2]) if internal else None
+    if entry is not None and _is_key(text, entry[1]):
+        # A citation LaTeXML could not label prints the entry's key (and the comma of a missing
+        # year): "(DBLP:journals/corr/SzegedyVISW15, )". The reader gets the entry's number,
+        # in brackets when the citation has none of its own.
+        number = entry[0] if ctx.cite_bracketed else f"[{entry[0]}]"
+        out.add_inner(number, number, inner)
+        return
     url = None if internal else safe_url(href)
     if url is None or not md:
         out.add_inner("".join(inner.md), text, inner)
@@ -242,6 +271,22 @@ def _link(
         out.add_inner(f"<{url}>", text, inner)
     else:
         out.add_inner(f"[{md}]({destination(url)})", text, inner)
+
+
+def _alnum(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def _is_key(link_text: str, printed: str) -> bool:
+    """Whether a citation's link text is a BibTeX key rather than its entry's printed label:
+    one word (DBLP:journals/corr/SzegedyVISW15, vaswani2017attention, 9762843) that is no
+    part of the label the bibliography prints for the entry ("[12]", "Vaswani et al. (2017a)"),
+    maybe with the ", " of an empty year after it."""
+    word = link_text.strip().rstrip(",").strip()
+    if not word or any(ch.isspace() for ch in word) or len(word) > 200:
+        return False
+    core = _alnum(word)
+    return bool(core) and core not in _alnum(printed)
 
 
 def _note(el: HtmlElement, cls: frozenset[str], ctx: ParseContext, out: InlineResult) -> None:

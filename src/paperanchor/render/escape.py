@@ -23,14 +23,15 @@ _BLOCK_START = re.compile(r"^(?:[#>+\-]|\d{1,9}[.)](?:\s|$)|\[)")
 _SAFE_SCHEMES = ("http", "https")
 
 
-def escape_text(text: str) -> str:
-    """A run of the paper's words as Markdown that renders back to exactly those words."""
+def escape_text(text: str, *, brackets: bool = False) -> str:
+    """A run of the paper's words as Markdown that renders back to exactly those words;
+    with `brackets`, every `[` and `]` is escaped too (text that sits inside `[…]`)."""
     if not _needs_escape(text):
         return text
     out: list[str] = []
     last = len(text) - 1
     for index, char in enumerate(text):
-        if char in _ALWAYS:
+        if char in _ALWAYS or (brackets and char in "[]"):
             out.append("\\" + char)
         elif char == "]" and index < last and text[index + 1] in "([":
             out.append("\\]")
@@ -65,8 +66,7 @@ def escape_line_start(markdown: str) -> str:
 
 def escape_label(text: str) -> str:
     """Text inside `[…]` (an image's alt text, a footnote mark): brackets and newlines too."""
-    flat = " ".join(text.split())
-    return escape_text(flat).replace("[", "\\[").replace("]", "\\]")
+    return escape_text(" ".join(text.split()), brackets=True)
 
 
 _NOTE_LABEL = re.compile(r"[^\w*†‡§¶#]")

@@ -101,6 +101,8 @@ def figure_chunks(figure: Figure | Table) -> list[str]:
             chunks.append(title)
         if figure.markdown_rows:
             chunks.append(pipe_table(figure.markdown_rows))
+            if figure.cut:
+                chunks.append(f"*[table cut: the first {len(figure.markdown_rows)} rows are kept]*")
         elif own:
             chunks.append(_images([label or "Table"] * len(own), own))
     else:
