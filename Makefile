@@ -17,7 +17,7 @@ install: $(BIN)/paperanchor
 
 ## run: serve the bundled sample papers (fixtures/html) offline
 run: install
-	PAPERANCHOR_LOCAL_DIR=$(abspath fixtures/html) PAPERANCHOR_OFFLINE=1 $(BIN)/paperanchor serve
+	PAPERANCHOR_LOCAL_DIR=$(abspath fixtures/html) PAPERANCHOR_OFFLINE=1 $(BIN)/paperanchor serve --port $(PORT)
 
 ## test: the whole test suite
 test: install
