@@ -8,6 +8,7 @@ import gzip
 import json
 import os
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -249,6 +250,11 @@ def _parser() -> argparse.ArgumentParser:
         description="Read scientific papers one section at a time. PAPER is an HTML file or an "
         "arXiv reference (1706.03762, arXiv:1706.03762v7, an arxiv.org URL, local/<name>).",
     )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="on an unexpected error, print its traceback after the `internal:` line",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
@@ -302,8 +308,12 @@ def main(argv: list[str] | None = None) -> int:
         # the reader went away (`| head`): stop quietly, as other Unix tools do
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return 0
-    except Exception as exc:  # never a traceback on the command line
+    except Exception as exc:  # no traceback on the command line unless asked for
         print(internal(exc).wire_text(), file=sys.stderr)
+        if args.debug:
+            traceback.print_exception(exc, file=sys.stderr)
+        else:
+            print("(run with --debug for the traceback)", file=sys.stderr)
         return 1
 
 
