@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import gzip
 import json
+import logging.config
 import os
 import sys
 import traceback
@@ -185,19 +186,20 @@ async def _fetch_all(references: list[str]) -> int:
     return 1 if failed else 0
 
 
-# TCP_NODELAY on every connection; see the module's docstring
-HTTP_PROTOCOL = "paperanchor.api.transport:NoDelayHttp"
-
-
 def _serve(args: argparse.Namespace) -> int:
     """`paperanchor serve`: REST, MCP at /mcp and the pages, in one uvicorn server."""
     import uvicorn
 
+    from paperanchor.api.logs import log_config
+    from paperanchor.api.transport import raise_open_file_limit, server_options
     from paperanchor.app import create_app
     from paperanchor.settings import get_settings
 
+    logging.config.dictConfig(log_config())  # before the MCP SDK installs a handler of its own
+    raise_open_file_limit()  # before the connection cap is fitted to it; workers inherit it
     flags = {"host": args.host, "port": args.port, "public_url": args.public_url}
     overrides = {name: value for name, value in flags.items() if value is not None}
+    common: dict[str, Any] = {"log_level": args.log_level, "log_config": log_config()}
     if args.workers > 1:
         # Worker processes build their own app from the environment: hand the flags over there.
         for name, value in overrides.items():
@@ -207,11 +209,10 @@ def _serve(args: argparse.Namespace) -> int:
             "paperanchor.app:create_app",
             factory=True,
             workers=args.workers,
-            http=HTTP_PROTOCOL,
             host=settings.host,
             port=settings.port,
-            log_level=args.log_level,
-            server_header=False,
+            **common,
+            **server_options(settings, workers=args.workers),
         )
         return 0
     settings = get_settings()
@@ -222,9 +223,8 @@ def _serve(args: argparse.Namespace) -> int:
         host=settings.host,
         port=settings.port,
         workers=1,  # explicit: uvicorn would otherwise read WEB_CONCURRENCY
-        http=HTTP_PROTOCOL,
-        log_level=args.log_level,
-        server_header=False,
+        **common,
+        **server_options(settings),
     )
     return 0
 
