@@ -29,7 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from paperanchor import __version__
 from paperanchor.api import mcp, pages, rest
 from paperanchor.api.arguments import invalid_arguments
-from paperanchor.api.limits import Rate, RateLimitMiddleware, TokenBuckets
+from paperanchor.api.limits import ClientLimit, Rate, RateLimitMiddleware
 from paperanchor.api.metrics import Metrics, RequestMetrics
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, RateLimited, internal
 from paperanchor.library import Library
@@ -64,10 +64,17 @@ def create_app(settings: Settings | None = None, *, library: Library | None = No
         host=settings.host,
     )
 
+    rate = Rate.parse(settings.rate_limit)
+    limit = ClientLimit(rate, settings.cache_url) if rate is not None else None
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with library, tools.session_manager.run():
-            yield
+            try:
+                yield
+            finally:
+                if limit is not None:
+                    await limit.aclose()
 
     app = FastAPI(
         title="paperanchor",
@@ -94,9 +101,8 @@ def create_app(settings: Settings | None = None, *, library: Library | None = No
     app.add_exception_handler(HTTPException, _on_http_exception)  # type: ignore[arg-type]
 
     app.add_middleware(_Bugs)  # innermost: the rate limit and the metrics see its 500s
-    rate = Rate.parse(settings.rate_limit)
-    if rate is not None:
-        app.add_middleware(RateLimitMiddleware, buckets=TokenBuckets(rate), refuse=_refuse)
+    if limit is not None:
+        app.add_middleware(RateLimitMiddleware, limit=limit, refuse=_refuse)
     if settings.public_url is None and not _is_loopback(settings.host):
         logger.warning(
             "listening on %s without PAPERANCHOR_PUBLIC_URL: only requests with Host %s are "
