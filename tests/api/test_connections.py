@@ -29,6 +29,7 @@ HALF_OPEN = 1000
 FLOOD_S = 6.0
 # A loose bound: a request gets in within this even when the flood has filled the server.
 HEALTHZ_WORST_S = 5.0
+MONITOR_ADDRESS = "127.0.0.2"  # the flood comes from 127.0.0.1
 PARTIAL = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
 
 
@@ -197,8 +198,11 @@ def test_a_thousand_half_open_sockets_past_the_open_file_limit_leave_healthz_ans
         while time.monotonic() < ends:
             started = time.monotonic()
             try:
-                # a new connection every time: it has to get past the flood to be accepted
-                answer = httpx.get(f"{server.url}/healthz", timeout=30, trust_env=False)
+                # a new connection every time, from another address than the flood's: it has
+                # to get past the flood to be accepted
+                monitor = httpx.HTTPTransport(local_address=MONITOR_ADDRESS)
+                with httpx.Client(transport=monitor, trust_env=False, timeout=30) as client:
+                    answer = client.get(f"{server.url}/healthz")
                 if answer.status_code != 200:
                     failures.append(str(answer.status_code))
             except httpx.TransportError as exc:

@@ -10,10 +10,11 @@ would make it answer every real request 503. Here instead:
   (head and body), counted from its connection or from the end of the previous answer, then the
   connection is closed; an idle keep-alive connection is closed after `PAPERANCHOR_KEEP_ALIVE_S`;
 - **a connection cap** (`PAPERANCHOR_MAX_CONNECTIONS`, lowered to fit the open-file limit): a
-  connection past it closes the one that has waited longest for its request, so half-open
-  sockets cannot lock out a client that sends a whole request at once (`/healthz`); when every
-  connection has a request being answered, the new one is closed. Each connection carries one
-  request at a time, so this also bounds the requests in progress;
+  connection past it closes the one that has waited longest for its request among those of the
+  client address with the most connections waiting, so half-open sockets from one address
+  cannot lock out another client (`/healthz`); when every connection has a request being
+  answered, the new one is closed. Each connection carries one request at a time, so this also
+  bounds the requests in progress;
 - **a bounded request head** (`MAX_HEAD_BYTES`), answered 400 and drained before closing;
 - **TCP_NODELAY on every connection**: with `--workers N`, uvicorn hands its workers a listening
   socket made with protocol number 0, and asyncio sets TCP_NODELAY only on sockets whose protocol
@@ -60,11 +61,30 @@ LINGER_S = 2.0
 
 class _Connections:
     """What the protocols of one server share: how many connections it holds, and those that
-    wait for their client, the longest-waiting first."""
+    wait for their client, by client address, the longest-waiting first."""
 
     def __init__(self) -> None:
         self.held = 0
-        self.waiting: dict[GuardedHttp, None] = {}
+        self.waiting: dict[str, dict[GuardedHttp, None]] = {}
+
+    def wait(self, connection: GuardedHttp) -> None:
+        self.waiting.setdefault(connection.address, {})[connection] = None
+
+    def done(self, connection: GuardedHttp) -> None:
+        waiting = self.waiting.get(connection.address)
+        if waiting is None:
+            return
+        waiting.pop(connection, None)
+        if not waiting:
+            del self.waiting[connection.address]
+
+    def longest_waiting(self) -> GuardedHttp | None:
+        """The longest-waiting connection of the address with the most connections waiting: a
+        flood from one address makes room among its own sockets, not a monitor's."""
+        if not self.waiting:
+            return None
+        busiest = max(self.waiting.values(), key=len)
+        return next(iter(busiest))
 
 
 _SHARED: weakref.WeakKeyDictionary[ServerState, _Connections] = weakref.WeakKeyDictionary()
@@ -91,10 +111,11 @@ class GuardedHttp(H11Protocol):
         self._deadline: asyncio.TimerHandle | None = None
         self._held = False
         self._lingering = False
+        self.address = self.client[0] if self.client else ""
         shared = _SHARED.setdefault(self.server_state, _Connections())
         self._shared = shared
         if shared.held >= self.max_connections:
-            longest = next(iter(shared.waiting), None)
+            longest = shared.longest_waiting()
             if longest is None:
                 logger.error(
                     "%d connections, each with a request in progress "
@@ -105,7 +126,7 @@ class GuardedHttp(H11Protocol):
                 return
             logger.warning(
                 "%d connections (PAPERANCHOR_MAX_CONNECTIONS): closing the ones that waited "
-                "longest for their request",
+                "longest for their request, of the address with the most",
                 shared.held,
             )
             longest._close()
@@ -156,11 +177,11 @@ class GuardedHttp(H11Protocol):
         if state in (h11.IDLE, h11.SEND_BODY):
             if self._deadline is None:
                 self._deadline = self.loop.call_later(self.request_timeout_s, self._close)
-                self._shared.waiting[self] = None
+                self._shared.wait(self)
         elif self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
-            self._shared.waiting.pop(self, None)
+            self._shared.done(self)
 
     def _close(self) -> None:
         self._release()
@@ -171,7 +192,7 @@ class GuardedHttp(H11Protocol):
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
-        self._shared.waiting.pop(self, None)
+        self._shared.done(self)
         if self._held:
             self._held = False
             self._shared.held -= 1
