@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -19,7 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import ROOT, free_port, stop_process, wait_healthy
+from tests.api.live import ServeProcess
+from tests.conftest import ROOT
 from tests.reliability.hostile_pages import PAGES
 
 # Loose bounds; the figures are far below them (docs/reliability.md has the last run's).
@@ -92,31 +92,21 @@ def test_a_server_answers_every_hostile_page_and_healthz_keeps_answering(tmp_pat
     papers.mkdir()
     for name, make in PAGES.items():
         (papers / f"{name}.html").write_bytes(make())
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
     env = {
         **os.environ,
         "PAPERANCHOR_LOCAL_DIR": str(papers),
         "PAPERANCHOR_OFFLINE": "1",
         "PAPERANCHOR_CACHE_DIR": str(tmp_path / "cache"),
         "PAPERANCHOR_RATE_LIMIT": "0",
-        "PAPERANCHOR_PUBLIC_URL": url,
     }
-    log = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - closed below
-    process = subprocess.Popen(
-        [sys.executable, "-m", "paperanchor.cli", "serve", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-    )
+    server = ServeProcess(env, cwd=ROOT)
     figures: dict[str, object] = {}
     try:
-        wait_healthy(url, process, lambda: log.seek(0) or log.read())
-        idle_mb = _peak_mb(process.pid)
-        healthz = _Healthz(url)
+        server.wait_ready()
+        idle_mb = _peak_mb(server.process.pid)
+        healthz = _Healthz(server.url)
         healthz.start()
-        with httpx.Client(base_url=url, timeout=120, trust_env=False) as client:
+        with httpx.Client(base_url=server.url, timeout=120, trust_env=False) as client:
             for name in PAGES:
                 started = time.perf_counter()
                 outline = client.get(f"/local/{name}/outline.json")
@@ -131,7 +121,7 @@ def test_a_server_answers_every_hostile_page_and_healthz_keeps_answering(tmp_pat
                 assert elapsed < ANSWER_S, (name, elapsed)
         healthz.stop.set()
         healthz.join(10)
-        peak_mb = _peak_mb(process.pid)
+        peak_mb = _peak_mb(server.process.pid)
         figures["server"] = {
             "idle_mb": round(idle_mb, 1),
             "peak_mb": round(peak_mb, 1),
@@ -140,8 +130,7 @@ def test_a_server_answers_every_hostile_page_and_healthz_keeps_answering(tmp_pat
             "healthz_failures": healthz.failures,
         }
     finally:
-        stop_process(process)
-        log.close()
+        server.stop()
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "hostile-pages.json").write_text(json.dumps(figures, indent=1))
     print(json.dumps(figures))
