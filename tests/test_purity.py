@@ -21,6 +21,7 @@ PURE = (
     "paperanchor.refs",
     "paperanchor.errors",
     "paperanchor.service",
+    "paperanchor.discovery.atom",
 )
 
 
