@@ -22,6 +22,8 @@ PURE = (
     "paperanchor.errors",
     "paperanchor.service",
     "paperanchor.discovery.atom",
+    "paperanchor.discovery.query",
+    "paperanchor.discovery.categories",
 )
 
 
