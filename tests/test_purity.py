@@ -24,6 +24,8 @@ PURE = (
     "paperanchor.discovery.atom",
     "paperanchor.discovery.query",
     "paperanchor.discovery.categories",
+    "paperanchor.discovery.latex",
+    "paperanchor.discovery.bibtex",
 )
 
 
