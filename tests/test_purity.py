@@ -26,6 +26,7 @@ PURE = (
     "paperanchor.discovery.categories",
     "paperanchor.discovery.latex",
     "paperanchor.discovery.bibtex",
+    "paperanchor.discovery.s2",
 )
 
 
