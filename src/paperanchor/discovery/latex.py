@@ -313,15 +313,16 @@ _FOLD = {
 
 def _clean(text: str) -> str:
     """Control, format and surrogate characters dropped, whitespace squashed, length capped."""
-    kept = []
-    for char in str(text):
-        if char in "\t\n\r\f\v":
-            kept.append(" ")
-        elif unicodedata.category(char) in ("Cc", "Cf", "Cs"):
-            continue
-        else:
-            kept.append(char)
-    squashed = " ".join("".join(kept).split())
+    text = str(text)
+    if not (text.isascii() and text.isprintable()):  # printable ASCII: nothing to drop
+        kept = []
+        for char in text:
+            if char in "\t\n\r\f\v":
+                kept.append(" ")
+            elif unicodedata.category(char) not in ("Cc", "Cf", "Cs"):
+                kept.append(char)
+        text = "".join(kept)
+    squashed = " ".join(text.split())
     if len(squashed) > MAX_FIELD_CHARS:
         cut = squashed[: MAX_FIELD_CHARS - 1]
         squashed = cut[: cut.rfind(" ")] if " " in cut else cut
@@ -331,6 +332,8 @@ def _clean(text: str) -> str:
 
 def _segments(text: str) -> list[tuple[str, str]]:
     """Split into ("text", …) and ("math", formula) pieces; a `$` without its pair is text."""
+    if "$" not in text and "\\(" not in text:
+        return [("text", text)] if text else []
     pieces: list[tuple[str, str]] = []
     buffer: list[str] = []
     i, n = 0, len(text)
@@ -378,6 +381,8 @@ def _closing(text: str, start: int, closer: str) -> int | None:
 
 def _decode(text: str) -> str:
     """Outside math: TeX accents, named letters and escaped specials -> characters."""
+    if "\\" not in text and "{" not in text and "}" not in text:
+        return text
     out: list[str] = []
     i, n = 0, len(text)
     while i < n:
@@ -557,31 +562,21 @@ _MATH_UNICODE = {
 def _text(text: str, protect: bool, first_word: bool) -> tuple[str, bool]:
     """Write decoded text as LaTeX; return it and whether the next word is the field's first."""
     out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        if text[i].isalnum():
-            j = i + 1
-            while j < n and (
-                text[j].isalnum()
-                or (
-                    text[j] in "'’"
-                    and j + 1 < n
-                    and text[j + 1].isalnum()
-                    and text[j - 1].isalnum()
-                )
-            ):
-                j += 1
-            word = text[i:j]
-            written = "".join(_char(c) for c in word)
-            if protect and _needs_braces(word, first_word):
-                written = "{" + written + "}"
-            out.append(written)
-            first_word = False
-            i = j
-        else:
-            out.append(_char(text[i]))
-            i += 1
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if not token[0].isalnum():
+            out.append(_char(token))
+            continue
+        written = token if token.isascii() else "".join(_char(c) for c in token)
+        if protect and _needs_braces(token, first_word):
+            written = "{" + written + "}"
+        out.append(written)
+        first_word = False
     return "".join(out), first_word
+
+
+# a word (letters and digits, with inner apostrophes: O'Brien), or any one other character
+_TOKENS = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|.", re.DOTALL)
 
 
 def _needs_braces(word: str, first_word: bool) -> bool:
