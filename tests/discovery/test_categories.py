@@ -138,5 +138,7 @@ def test_trends_of_a_feed_that_stops_inside_the_window_are_marked_incomplete() -
 def test_trends_default_to_seven_days_and_check_the_range() -> None:
     feed = parse_feed(atom(TESTING_100))
     assert len(trends(feed, None, datetime(2026, 4, 12, tzinfo=UTC))["perDay"]) == 7
+    # a naive `now` is UTC, not the machine's local time
+    assert trends(feed, 1, datetime(2025, 1, 31, 23, 30))["until"] == "2025-01-31"
     with pytest.raises(BadRequest, match="days must be from 1 to 30 \\(got 31\\)"):
         trends(feed, 31)

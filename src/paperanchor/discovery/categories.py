@@ -125,7 +125,8 @@ def trends(
     """
     days = trends_days(days)
     entries = feed.entries
-    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    moment = now or datetime.now(UTC)
+    moment = moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
     until = moment.date()
     since = until - timedelta(days=days - 1)
     per_day: Counter[date] = Counter()
