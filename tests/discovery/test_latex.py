@@ -95,8 +95,9 @@ def test_accents_and_unicode_become_pure_ascii_latex(text: str, written: str) ->
     ("title", "written"),
     [
         ("OGLE-III Transit Surveys", "{OGLE}-{III} Transit Surveys"),
-        # a capital after a colon is kept by BibTeX itself; braced too, it is harmless
-        ("ComicScene154: A Scene Dataset", "{ComicScene154}: {A} Scene Dataset"),
+        # BibTeX itself keeps the first letter and a capital after ": "
+        ("ComicScene154: A Scene Dataset", "{ComicScene154}: A Scene Dataset"),
+        ("Title:A B", "Title:{A} {B}"),
         ("Online GANs for Testing", "Online {GANs} for Testing"),
         ("ChatGPT and the iPhone", "{ChatGPT} and the {iPhone}"),
         ("A Bijective Transform: Part I", "A Bijective Transform: Part {I}"),

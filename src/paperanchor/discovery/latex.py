@@ -562,16 +562,20 @@ _MATH_UNICODE = {
 def _text(text: str, protect: bool, first_word: bool) -> tuple[str, bool]:
     """Write decoded text as LaTeX; return it and whether the next word is the field's first."""
     out: list[str] = []
+    # BibTeX keeps the first letter, and one that follows a colon and a space: 0 nothing
+    # seen, 1 a colon, 2 a colon then white space
+    colon = 0
     for match in _TOKENS.finditer(text):
         token = match.group()
         if not token[0].isalnum():
             out.append(_char(token))
+            colon = 1 if token == ":" else 2 if colon and token.isspace() else 0
             continue
         written = token if token.isascii() else "".join(_char(c) for c in token)
-        if protect and _needs_braces(token, first_word):
+        if protect and _needs_braces(token, first_word or colon == 2):
             written = "{" + written + "}"
         out.append(written)
-        first_word = False
+        first_word, colon = False, 0
     return "".join(out), first_word
 
 
@@ -579,10 +583,10 @@ def _text(text: str, protect: bool, first_word: bool) -> tuple[str, bool]:
 _TOKENS = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|.", re.DOTALL)
 
 
-def _needs_braces(word: str, first_word: bool) -> bool:
+def _needs_braces(word: str, kept_by_bibtex: bool) -> bool:
     if any(c.isupper() for c in word[1:]):
         return True  # an acronym or CamelCase: BERT, OGLE, iPhone, ComicScene154, GANs
-    return len(word) == 1 and word.isupper() and not first_word
+    return len(word) == 1 and word.isupper() and not kept_by_bibtex
 
 
 def _char(char: str) -> str:
