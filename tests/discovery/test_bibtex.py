@@ -278,3 +278,18 @@ def test_a_real_bibliography_reads_back_entry_for_entry(corpus: Any) -> None:
 def test_an_empty_list_is_an_empty_bib() -> None:
     assert bibtex([]) == "" and papers_bibtex([]) == ""
     assert arxiv_entry(all_metadata()["1111.2011"]).key == "murray2011quantum"
+
+
+def test_a_crafted_cached_metadata_cannot_break_the_entry() -> None:
+    crafted = {
+        **all_metadata()["1111.2011"],
+        "paper": "1111.2011}, note = {x",
+        "published": "not a date",
+        "authors": [],
+    }
+    parsed = read_back(papers_bibtex([crafted]))  # type: ignore[list-item]
+    (entry,) = parsed.entries.values()
+    assert entry.fields["eprint"] == "1111.2011, note = x"  # its braces were grouping: dropped
+    assert entry.fields["note"] == "Phys. Rev. B 85, 115117 (2012)"
+    assert "year" not in entry.fields and "url" not in entry.fields
+    assert entry.fields["key"] == "quantum"

@@ -64,7 +64,7 @@ class Metadata(TypedDict):
 
 
 class Hit(TypedDict):
-    """SPEC §5 `Hit`: one search result, about a hundred tokens."""
+    """SPEC §5 `Hit`: one search result (140 tokens, median of the recorded 100-entry feed)."""
 
     paper: str
     idv: str

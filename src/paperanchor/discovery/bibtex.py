@@ -65,6 +65,8 @@ _SAFE_URL = re.compile(
     r"^https?://[A-Za-z0-9.-]{1,253}(?::\d{1,5})?(?:/[A-Za-z0-9./:;=?@!+_~-]*)?$"
 )
 _YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
+_PUBLISHED = re.compile(r"^(?P<year>\d{4})-(?P<month>0[1-9]|1[0-2])-")
+_URL_SAFE_ID = re.compile(r"^[A-Za-z0-9./-]{1,64}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,16 +79,20 @@ class Entry:
 
 
 def arxiv_entry(metadata: Metadata) -> Entry:
-    """The `@misc` of one arXiv paper, from its API metadata."""
+    """The `@misc` of one arXiv paper, from its API metadata (or a cached copy of it)."""
     title = tex(metadata["title"])
     authors, author_needs = _authors(metadata["authors"])
-    published = metadata["published"]
+    # metadata may come back from a cache: the id and the date are checked, not trusted
+    paper = _eprint(metadata["paper"])
+    dated = _PUBLISHED.match(metadata["published"])
+    year = dated["year"] if dated else ""
     fields: list[tuple[str, str]] = [("title", "{" + title.value + "}")]
     if authors:
         fields.append(("author", "{" + authors + "}"))
-    fields.append(("year", "{" + published[:4] + "}"))
-    fields.append(("month", MONTHS[int(published[5:7]) - 1]))
-    fields.append(("eprint", "{" + metadata["paper"] + "}"))
+    if dated:
+        fields.append(("year", "{" + year + "}"))
+        fields.append(("month", MONTHS[int(dated["month"]) - 1]))
+    fields.append(("eprint", "{" + paper + "}"))
     fields.append(("archivePrefix", "{arXiv}"))
     primary = metadata["primaryCategory"]
     if primary:
@@ -105,10 +111,11 @@ def arxiv_entry(metadata: Metadata) -> Entry:
         note = tex(". ".join(notes), protect=False)
         needs |= note.needs
         fields.append(("note", "{" + note.value + "}"))
-    fields.append(("url", "{https://arxiv.org/abs/" + metadata["paper"] + "}"))
+    if _URL_SAFE_ID.match(paper):
+        fields.append(("url", "{https://arxiv.org/abs/" + paper + "}"))
     if not authors:
-        fields.append(("key", "{" + _key_word(metadata["title"]) + "}"))
-    key = entry_key(metadata["authors"][:1], published[:4], metadata["title"])
+        fields.append(("key", "{" + (_key_word(metadata["title"]) or "anonymous") + "}"))
+    key = entry_key(metadata["authors"][:1], year, metadata["title"], paper)
     return Entry(key, tuple(fields), frozenset(needs))
 
 
@@ -284,6 +291,13 @@ def _split_name(name: str) -> tuple[str, str, str]:
     last = _last_of(tokens)
     first = " ".join(tokens[: len(tokens) - len(last.split())])
     return last, first, suffix
+
+
+def _eprint(paper: str) -> str:
+    try:
+        return parse_ref(paper).paper
+    except BadRequest:
+        return tex(paper, protect=False).value  # not an arXiv id: its text, escaped
 
 
 def _surname(name: str) -> str:
