@@ -71,6 +71,11 @@ def test_an_open_date_range_runs_from_arxivs_first_day_or_to_today() -> None:
     )
 
 
+def test_empty_arguments_are_absent_and_whitespace_in_q_is_squashed() -> None:
+    query = search_query("ti:a\tAND\n ti:b", category="", date_from="", date_to="", sort="")
+    assert query.search_query == "ti:a AND ti:b" and query.sort == "relevance"
+
+
 def test_a_category_alone_is_a_search_and_an_alias_is_sent_as_its_canonical_id() -> None:
     assert search_query(None, category="cs.SY").search_query == "cat:eess.SY"
     assert search_query("", category="math.MP").search_query == "cat:math-ph"

@@ -32,7 +32,7 @@ FIRST_DAY = date(1991, 8, 1)
 TRENDS_MAX_RESULTS = 2000
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # tabs and newlines are spaces
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,9 +67,14 @@ def search_query(
     today: date | None = None,
 ) -> ArxivQuery:
     """The arXiv request of one search (SPEC §4); `today` (UTC) closes an open `to`."""
+    # REST passes an absent argument as "": it is absent
+    category = None if category is None or str(category).strip() == "" else category
+    date_from = None if date_from == "" else date_from
+    date_to = None if date_to == "" else date_to
     text = _query_text(q)
-    parts = [f"({text})" if text and (category or date_from or date_to) else text]
-    if category is not None and category.strip():
+    composed_with = category is not None or date_from is not None or date_to is not None
+    parts = [f"({text})" if text and composed_with else text]
+    if category is not None:
         parts.append(f"cat:{category_id(category)}")
     if date_from is not None or date_to is not None:
         first = _day("from", date_from) if date_from is not None else FIRST_DAY
