@@ -163,3 +163,23 @@ def test_plain_words_and_ascii_fold_read_tex_as_it_prints() -> None:
         "lukasz",
         "oster",
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["\\(" * 5000, "$$" + " $a" * 3000, "$" + "\\x" * 4999, "a" + "$x^{" * 2400, '\\"' * 5000],
+)
+def test_unpaired_delimiters_cost_linear_time(text: str) -> None:
+    import time
+
+    started = time.monotonic()
+    assert tex(text).value.isascii()
+    # loose: about 0.1 s each; "\\(" * 5000 took 45 s before unfound closers were remembered
+    assert time.monotonic() - started < 5
+
+
+def test_a_parenthesised_formula_that_cannot_be_kept_is_its_text_as_written() -> None:
+    assert (
+        tex("\\(\\input x\\)").value
+        == "{\\textbackslash}({\\textbackslash}input x{\\textbackslash})"
+    )

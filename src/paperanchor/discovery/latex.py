@@ -266,7 +266,7 @@ def tex(text: str, *, protect: bool = True) -> Tex:
     out: list[str] = []
     needs: set[str] = set()
     first_word = True
-    for kind, piece in _segments(clean):
+    for kind, piece, written_as in _segments(clean):
         if kind == "math":
             formula = _math(piece)
             if formula is not None:
@@ -275,7 +275,7 @@ def tex(text: str, *, protect: bool = True) -> Tex:
                 needs |= used
                 first_word = False
                 continue
-            piece = "$" + piece + "$"  # not a formula we can keep: its text, escaped
+            piece = written_as  # not a formula we can keep: its text, escaped
         written, first_word = _text(_decode(piece), protect, first_word)
         out.append(written)
     value = "".join(out).strip()
@@ -286,8 +286,8 @@ def tex(text: str, *, protect: bool = True) -> Tex:
 def plain(text: str) -> str:
     """The characters `text` prints: TeX accents and escapes read, braces dropped, math kept."""
     out = []
-    for kind, piece in _segments(_clean(text)):
-        out.append("$" + piece + "$" if kind == "math" else _decode(piece))
+    for kind, piece, written_as in _segments(_clean(text)):
+        out.append(written_as if kind == "math" else _decode(piece))
     return "".join(out)
 
 
@@ -330,47 +330,51 @@ def _clean(text: str) -> str:
     return squashed
 
 
-def _segments(text: str) -> list[tuple[str, str]]:
-    """Split into ("text", …) and ("math", formula) pieces; a `$` without its pair is text."""
+def _segments(text: str) -> list[tuple[str, str, str]]:
+    """Split into ("text", …) and ("math", formula, as written) pieces; an unpaired `$` is text."""
     if "$" not in text and "\\(" not in text:
-        return [("text", text)] if text else []
-    pieces: list[tuple[str, str]] = []
+        return [("text", text, text)] if text else []
+    pieces: list[tuple[str, str, str]] = []
     buffer: list[str] = []
+    # a closer not found from one place is not found from any later one: remembering it keeps
+    # "\\(" * 5,000 linear (it took 45 s)
+    hopeless: set[str] = set()
     i, n = 0, len(text)
     while i < n:
         char = text[i]
+        opener, closer = 0, ""
         if char == "\\" and i + 1 < n:
-            if text[i + 1] == "(":
-                end = _closing(text, i + 2, "\\)")
-                if end is not None:
-                    pieces.append(("text", "".join(buffer)))
-                    buffer = []
-                    pieces.append(("math", text[i + 2 : end]))
-                    i = end + 2
-                    continue
-            buffer.append(text[i : i + 2])
-            i += 2
-            continue
-        if char == "$":
-            double = text.startswith("$$", i)
-            opener = 2 if double else 1
-            end = _closing(text, i + opener, "$$" if double else "$")
-            if end is not None and end > i + opener:
-                pieces.append(("text", "".join(buffer)))
+            if text[i + 1] != "(":
+                buffer.append(text[i : i + 2])
+                i += 2
+                continue
+            opener, closer = 2, "\\)"
+        elif char == "$":
+            opener, closer = (2, "$$") if text.startswith("$$", i) else (1, "$")
+        if closer and closer not in hopeless:
+            end = _closing(text, i + opener, closer)
+            if end is None:
+                hopeless.add(closer)
+            elif end > i + opener:
+                pieces.append(("text", "".join(buffer), ""))
                 buffer = []
-                pieces.append(("math", text[i + opener : end]))
-                i = end + opener
+                pieces.append(("math", text[i + opener : end], text[i : end + len(closer)]))
+                i = end + len(closer)
                 continue
         buffer.append(char)
         i += 1
-    pieces.append(("text", "".join(buffer)))
-    return [(kind, piece) for kind, piece in pieces if piece]
+    pieces.append(("text", "".join(buffer), ""))
+    return [(kind, piece, raw or piece) for kind, piece, raw in pieces if piece]
 
 
 def _closing(text: str, start: int, closer: str) -> int | None:
+    """Where `closer` next stands from `start`, escaped pairs (`\\$`) skipped; None if nowhere."""
+    if closer.startswith("\\"):
+        found = text.find(closer, start)
+        return None if found < 0 else found
     i, n = start, len(text)
     while i < n:
-        if text[i] == "\\" and not closer.startswith("\\"):
+        if text[i] == "\\":
             i += 2
             continue
         if text.startswith(closer, i):
@@ -633,7 +637,9 @@ def _check(value: str) -> None:
 
 def words(text: str) -> list[str]:
     """The printed words of `text` outside its formulas (TeX accents read), in order."""
-    printed = " ".join(_decode(piece) for kind, piece in _segments(_clean(text)) if kind == "text")
+    printed = " ".join(
+        _decode(piece) for kind, piece, _ in _segments(_clean(text)) if kind == "text"
+    )
     return _WORDS.findall(printed)
 
 
