@@ -21,6 +21,12 @@ PURE = (
     "paperanchor.refs",
     "paperanchor.errors",
     "paperanchor.service",
+    "paperanchor.discovery.atom",
+    "paperanchor.discovery.query",
+    "paperanchor.discovery.categories",
+    "paperanchor.discovery.latex",
+    "paperanchor.discovery.bibtex",
+    "paperanchor.discovery.s2",
 )
 
 
