@@ -7,16 +7,21 @@ export PAPERANCHOR_CORPUS ?= $(abspath ../shared/corpus)
 
 .PHONY: run test tools lint fixtures golden install soak soak-hypothesis soak-atheris soak-reliability bench
 
-$(BIN)/paperanchor: pyproject.toml
+# What serving needs (make run), then the dev extras too (tests, lint): one stamp each.
+$(VENV)/.serve: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(BIN)/paperanchor: $(VENV)/.serve
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
 install: $(BIN)/paperanchor
 
-## run: serve the bundled sample papers (fixtures/html) offline
-run: install
+## run: serve the bundled sample papers (fixtures/html) offline; installs only what serving needs
+run: $(VENV)/.serve
 	PAPERANCHOR_LOCAL_DIR=$(abspath fixtures/html) PAPERANCHOR_OFFLINE=1 $(BIN)/paperanchor serve --port $(PORT)
 
 ## test: the whole test suite; first installs the programs its tests need (scripts/ensure-tools.sh)

@@ -126,3 +126,13 @@ def test_sections_titled_alike_get_numbered_slugs_in_document_order() -> None:
     assert index.slug_of["S2"] == "results-2"
     assert index.slug_of["S20000"] == "results-20000"
     assert index.resolve("results-12345").node.id == "S12345"
+
+
+def test_a_section_titled_paper_leaves_the_anchor_paper_to_the_whole_paper() -> None:
+    document = _alike_sections(2)
+    titled = tuple(
+        Section(s.id, s.kind, s.number, s.tag, Inline("Paper", "Paper"), 1, s.blocks)
+        for s in document.sections
+    )
+    index = AnchorIndex.build(Document(document.title, (), None, None, titled), "local/p")
+    assert index.slug_of["S1"] == "paper-2" and index.slug_of["S2"] == "paper-3"

@@ -79,12 +79,82 @@ def test_errors_go_to_stderr_as_code_and_detail_without_a_traceback(
     assert "Traceback" not in result.stderr
 
 
-def test_a_file_that_is_not_latexml_is_an_upstream_error(tmp_path: Path) -> None:
+def test_a_file_that_is_not_latexml_says_so_and_blames_no_upstream(tmp_path: Path) -> None:
     page = tmp_path / "plain.html"
     page.write_text("<html><body><p>hello</p></body></html>")
     result = run("outline", str(page))
     assert result.returncode == 1
-    assert result.stderr.startswith("upstream-error: the page is not a LaTeXML document")
+    assert result.stderr.startswith(f"bad-request: {page} is not a LaTeXML document")
+    assert "upstream" not in result.stderr
+
+
+def test_version_prints_the_package_version() -> None:
+    from paperanchor import __version__
+
+    result = run("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"paperanchor {__version__}"
+
+
+@pytest.mark.parametrize(
+    ("command", "says"),
+    [
+        ("read", ["100-100000, default 8000", "PAPERANCHOR_LOCAL_DIR", "printed label"]),
+        ("search", ["1-50 (default 5)", "local/<name>"]),
+        ("cite", ["--text QUOTE", "10-2000 characters", "fuzzy"]),
+        ("references", ["bib.bib12, 12 or [12]"]),
+        ("figure", ["Table 2"]),
+        ("fetch", ["a file is parsed"]),
+    ],
+)
+def test_every_subcommand_says_what_its_arguments_take(command: str, says: list[str]) -> None:
+    result = run(command, "--help")
+    assert result.returncode == 0
+    text = " ".join(result.stdout.split())
+    for words in says:
+        assert words in text, (command, words)
+
+
+def test_an_unknown_flag_prints_the_subcommands_usage() -> None:
+    result = run("read", str(fixture_path("short")), "--colour", "5")
+    assert result.returncode == 2
+    assert result.stderr.startswith("usage: paperanchor read ")
+    assert "unrecognized arguments: --colour 5" in result.stderr
+
+
+def test_a_search_without_hits_says_so_on_stderr() -> None:
+    result = run("search", str(fixture_path("short")), "zebra", "xylophone")
+    assert result.returncode == 0 and result.stdout == ""
+    assert 'contains "zebra xylophone"' in result.stderr
+
+
+def test_fetch_accepts_a_file_path_like_the_other_commands() -> None:
+    result = run("fetch", str(fixture_path("short")))
+    assert result.returncode == 0, result.stderr
+    assert f"{fixture_path('short')}: file, " in result.stdout
+    assert "1 papers: 1 fetched" in result.stderr
+
+
+def test_one_conversion_error_is_said_in_the_singular() -> None:
+    result = run("outline", str(fixture_path("full")))
+    assert "[1 conversion error]" in result.stdout
+    assert "[1 conversion errors]" not in result.stdout
+
+
+def test_a_cut_read_says_how_to_get_the_rest_on_the_command_line() -> None:
+    result = run("read", str(fixture_path("short")), "S1", "--max-tokens", "100")
+    assert result.returncode == 0
+    lines = result.stdout.rstrip("\n").split("\n")
+    assert lines[0] == "# 1 Introduction" and len(lines[2]) > 40  # body text, not only the heading
+    assert lines[-1].startswith("…[truncated: ") and "rerun with --max-tokens " in lines[-1]
+    assert len(result.stdout) <= 400
+
+
+def test_cite_by_text_on_the_command_line() -> None:
+    quote = "ANCHOR paragraphs and then aligns only the short stretches"
+    result = run("cite", str(fixture_path("short")), "--text", quote, "--json")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["match"] == "exact" and answer["anchor"] == "id1.id1"  # the abstract's text
 
 
 def test_fetch_prefetches_into_the_cache_and_prints_a_summary(  # type: ignore[no-untyped-def]

@@ -33,7 +33,10 @@ def test_cite_returns_a_paragraphs_exact_text_and_its_sections_url() -> None:
         "than the product $nm$.",
         "url": f"{PUBLIC}/local/short/sections/S2.md",
         "anchor": "S2.p2",
+        "permalink": None,  # a local document has no public address
+        "hash": service.text_hash(cited["text"]),
     }
+    assert len(cited["hash"]) == 16
 
 
 def test_citing_a_subsection_paragraph_points_at_the_subsection_without_a_fragment() -> None:
@@ -183,16 +186,28 @@ def test_read_resolves_ids_aliases_and_slugs_case_insensitively() -> None:
 def test_read_truncates_at_a_block_boundary_and_says_where_to_fetch_the_rest() -> None:
     paper = fixture("full")
     full = service.read(paper, "S2", 100_000)
-    cut = service.read(paper, "S2", 100)
+    cut = service.read(paper, "S2", 300)
     assert not full.truncated and cut.truncated
+    assert len(cut.markdown) <= 300 * 4
     last = cut.markdown.rstrip("\n").rsplit("\n", 1)[-1]
     match = re.fullmatch(
         r"…\[truncated: (\d+) more tokens; fetch /local/full/sections/S2\.md\]", last
     )
     assert match
     shown = cut.markdown[: cut.markdown.rindex("\n\n…[truncated")]
-    assert len(shown) <= 400 and full.markdown.startswith(shown)
+    assert full.markdown.startswith(shown + "\n\n")  # whole blocks
     assert int(match.group(1)) == tokens_of(full.markdown) - tokens_of(shown)
+
+
+def test_a_first_block_too_long_for_the_budget_is_cut_inside_at_a_sentence() -> None:
+    paper = fixture("full")
+    full = service.read(paper, "S2", 100_000)
+    cut = service.read(paper, "S2", 100)
+    shown = cut.markdown[: cut.markdown.rindex("\n\n…[truncated")]
+    assert len(cut.markdown) <= 400 and shown.endswith(" …")
+    body = shown.removesuffix(" …")
+    assert full.markdown.startswith(body)
+    assert body[-1] in ".?!" or body[-1].isalnum()  # a sentence's or a word's end
 
 
 def test_truncation_of_a_subsection_names_its_alias() -> None:

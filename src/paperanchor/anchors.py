@@ -29,6 +29,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 # Longer than any id, slug or title: such an anchor has no nearest one, and fuzzy matching a
 # 100 kB anchor held the event loop for 2.6 s on 2501.11120v1 (a bad-input test found it).
 SUGGEST_MAX_CHARS = 300
+# Anchors that name something else than a node: `paper` is the whole paper (service.read).
+RESERVED = frozenset({"paper"})
 
 
 def section_alias(section_id: str) -> str | None:
@@ -129,7 +131,7 @@ class AnchorIndex:
         sections however many share a title (a counter per base, not a scan from 2)."""
         count = self._slug_next.get(base, 1)
         slug = base if count == 1 else f"{base}-{count}"
-        while slug in self.slugs:
+        while slug in self.slugs or slug in RESERVED:
             count += 1
             slug = f"{base}-{count}"
         self._slug_next[base] = count + 1

@@ -92,6 +92,8 @@ def create_app(settings: Settings | None = None, *, library: Library | None = No
     app.state.tools = tools
     app.state.metrics = metrics = Metrics(library)
 
+    # A stateless server with JSON responses has no event stream to open: GET /mcp would hang
+    app.router.add_route("/mcp", _mcp_not_a_stream, methods=["GET", "DELETE"])
     app.router.routes.extend(mcp_app.routes)  # /mcp, ahead of the catch-all paper routes
     app.include_router(rest.router)
     app.include_router(pages.router)  # last: GET /{paper} takes every path left
@@ -252,6 +254,16 @@ class _MethodNotAllowed(BadRequest):
     """A `bad-request` with HTTP's own status for it, so clients and checkers see a 405."""
 
     status = 405
+
+
+async def _mcp_not_a_stream(request: Request) -> Response:
+    error = _MethodNotAllowed(
+        f"{request.method} /mcp: this server speaks stateless Streamable HTTP with JSON "
+        "responses; send requests with POST (there is no event stream to open)"
+    )
+    answer = rest.error_response(error, "json")
+    answer.headers["Allow"] = "POST"
+    return answer
 
 
 class _CrossSite(BadRequest):

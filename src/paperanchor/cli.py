@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from paperanchor import service
-from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, internal
+from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, internal
 from paperanchor.parse import PARSER_VERSION, parse_document
 
 Operation = Callable[[service.Paper, argparse.Namespace], Any]
@@ -45,7 +45,12 @@ def _looks_like_path(text: str) -> bool:
 
 async def _with_paper(reference: str, job: Callable[[service.Paper], Any]) -> Any:
     if _looks_like_path(reference):
-        return job(_file_paper(Path(reference)))
+        try:
+            paper = _file_paper(Path(reference))
+        except ParseError as exc:
+            # a file on this machine is no upstream's answer: say what it is not
+            raise BadRequest(f"{reference} is not a LaTeXML document ({exc.detail})") from None
+        return job(paper)
     from paperanchor.library import Library
     from paperanchor.settings import get_settings
 
@@ -74,7 +79,8 @@ def _show_outline(result: dict[str, Any]) -> None:
     def walk(sections: list[dict[str, Any]], depth: int) -> None:
         for section in sections:
             number = f"{section['number']} " if section["number"] else ""
-            errors = f"  [{section['errors']} conversion errors]" if section["errors"] else ""
+            count = section["errors"]
+            errors = f"  [{count} conversion error{'s' if count != 1 else ''}]" if count else ""
             print(
                 f"{'  ' * depth}{number}{section['title']}  ({section['id']}, "
                 f"{section['tokens']} tokens){errors}"
@@ -98,8 +104,12 @@ def _run(args: argparse.Namespace) -> int:
         if command == "outline":
             return service.outline(paper)
         if command == "read":
-            return service.read(paper, args.anchor, args.max_tokens)
+            return service.read(paper, args.anchor, args.max_tokens, door="cli")
         if command == "cite":
+            if (args.anchor is None) == (args.text is None):
+                raise BadRequest("cite takes an ANCHOR or --text QUOTE, one of the two")
+            if args.text is not None:
+                return service.cite_text(paper, args.text, _public_url())
             return service.cite(paper, args.anchor, _public_url())
         if command == "references":
             return service.references(paper, args.id)
@@ -123,7 +133,10 @@ def _run(args: argparse.Namespace) -> int:
         _show_outline(result)
     elif command == "cite":
         print(result["text"])
-        print(f"\n— {result['url']} ({result['anchor']})")
+        match = f", {result['match']} match" if "match" in result else ""
+        score = f" {result['score']}" if "score" in result else ""
+        where = result["permalink"] or result["url"]
+        print(f"\n— {where} ({result['anchor']}{match}{score}; hash {result['hash']})")
     elif command == "references":
         entries = result.get("references", [result])
         for entry in entries:
@@ -140,6 +153,9 @@ def _run(args: argparse.Namespace) -> int:
         number = f" ({result['number']})" if result["number"] else ""
         print(f"{result['id']}{number}: {result['latex']}")
     elif command == "search":
+        if not result:
+            words = " ".join(args.query)
+            print(f'no paragraph of {args.paper} contains "{words}"', file=sys.stderr)
         for hit in result:
             print(f"{hit['anchor']} [{hit['sectionId']}]: {hit['snippet']}")
     return 0
@@ -165,6 +181,18 @@ async def _fetch_all(references: list[str]) -> int:
             for reference in references:
                 bar.set_postfix_str(reference[:40])
                 before = library.cache_hits
+                if _looks_like_path(reference):
+                    # a file is read and parsed to check it; it is not an arXiv paper to cache
+                    try:
+                        paper = await _with_paper(reference, lambda found: found)
+                    except PaperAnchorError as exc:
+                        failed += 1
+                        tqdm.write(f"{reference}: {exc.wire_text()}", file=sys.stderr)
+                    else:
+                        fetched += 1
+                        tqdm.write(f"{reference}: file, {paper.tokens()} tokens", file=sys.stdout)
+                    bar.update(1)
+                    continue
                 try:
                     loaded = await library.load(parse_ref(reference))
                 except PaperAnchorError as exc:
@@ -244,39 +272,88 @@ def _public_url() -> str:
     return get_settings().public_base
 
 
-def _parser() -> argparse.ArgumentParser:
+PAPER_HELP = (
+    "a LaTeXML HTML file (.html, .html.gz), or an arXiv reference: 1706.03762, "
+    "1706.03762v7, arXiv:1706.03762, hep-th/9901001v2, an arxiv.org or ar5iv URL, or "
+    "local/<name> for <name>.html in PAPERANCHOR_LOCAL_DIR (which must be set)"
+)
+ANCHOR_HELP = (
+    "a node: its id (S3.SS2, S3.SS2.p1), alias (S3.2, F1, T2, E1), slug (introduction) or "
+    "printed label (3.2, Table 2, Eq. (4))"
+)
+
+
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The command line, and each subcommand's parser (to print its own usage on errors)."""
+    from paperanchor import __version__
+
     parser = argparse.ArgumentParser(
         prog="paperanchor",
         description="Read scientific papers one section at a time. PAPER is an HTML file or an "
         "arXiv reference (1706.03762, arXiv:1706.03762v7, an arxiv.org URL, local/<name>).",
     )
+    parser.add_argument("--version", action="version", version=f"paperanchor {__version__}")
     parser.add_argument(
         "--debug",
         action="store_true",
         help="on an unexpected error, print its traceback after the `internal:` line",
     )
     sub = parser.add_subparsers(dest="command", required=True)
+    commands: dict[str, argparse.ArgumentParser] = {}
 
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
-        cmd = sub.add_parser(name, help=help_text)
-        cmd.add_argument("paper", metavar="PAPER")
-        cmd.add_argument("--json", action="store_true", help="print JSON")
+        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        cmd.add_argument("paper", metavar="PAPER", help=PAPER_HELP)
+        cmd.add_argument("--json", action="store_true", help="print the JSON answer (SPEC §5)")
+        commands[name] = cmd
         return cmd
 
-    command("outline", "title, authors, abstract, TL;DR and the section tree")
+    command("outline", "title, authors, abstract, TL;DR and the section tree with token counts")
     read = command("read", "a section (or any anchor) as Markdown; the whole paper without one")
-    read.add_argument("anchor", nargs="?", metavar="ANCHOR")
-    read.add_argument("--max-tokens", type=int, default=None, metavar="N")
-    command("cite", "exact plain text of a paragraph or section, with a URL").add_argument("anchor")
-    command("references", "the bibliography, or one entry").add_argument("id", nargs="?")
-    command("figure", "a figure or table").add_argument("anchor")
-    command("equation", "an equation's LaTeX and number").add_argument("anchor")
-    search = command("search", "paragraphs containing the query's words")
-    search.add_argument("query", nargs="+")
-    search.add_argument("--limit", type=int, default=None, metavar="N")
-    fetch = sub.add_parser("fetch", help="prefetch papers into the cache")
-    fetch.add_argument("papers", nargs="+", metavar="PAPER")
-    serve = sub.add_parser("serve", help="serve REST, MCP (/mcp) and the HTML pages over HTTP")
+    read.add_argument("anchor", nargs="?", metavar="ANCHOR", help=f"{ANCHOR_HELP}; or paper")
+    read.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="cut the Markdown at about N tokens (100-100000, default 8000)",
+    )
+    cite = command(
+        "cite", "exact plain text of a paragraph or section with a permalink; or verify a quote"
+    )
+    cite.add_argument("anchor", nargs="?", metavar="ANCHOR", help=ANCHOR_HELP)
+    cite.add_argument(
+        "--text",
+        metavar="QUOTE",
+        help="instead of ANCHOR: a quote of 10-2000 characters to find in the paper (exact, "
+        "else fuzzy at a score of 90 or more)",
+    )
+    command("references", "the bibliography, or one entry and where it is cited").add_argument(
+        "id", nargs="?", metavar="ID", help="bib.bib12, 12 or [12]; omit for all entries"
+    )
+    command("figure", "a figure (caption, image URLs, panels) or a table (cells)").add_argument(
+        "anchor", metavar="ANCHOR", help="S3.F1, F1, S6.T2, T2, Figure 3, Table 2"
+    )
+    command("equation", "an equation's LaTeX and printed number").add_argument(
+        "anchor", metavar="ANCHOR", help="S3.E1, E1, Eq. (1), (1), or a group id"
+    )
+    search = command("search", "paragraphs containing the query's words, best first")
+    search.add_argument("query", nargs="+", metavar="WORD", help="words to find (case-blind)")
+    search.add_argument(
+        "--limit", type=int, default=None, metavar="N", help="hits to show, 1-50 (default 5)"
+    )
+    fetch = sub.add_parser(
+        "fetch",
+        help="prefetch papers into the cache",
+        description="prefetch papers into the cache (a file is parsed to check it, not cached)",
+    )
+    fetch.add_argument("papers", nargs="+", metavar="PAPER", help=PAPER_HELP)
+    commands["fetch"] = fetch
+    serve = sub.add_parser(
+        "serve",
+        help="serve REST, MCP (/mcp) and the HTML pages over HTTP",
+        description="serve REST, MCP (/mcp) and the HTML pages over HTTP",
+    )
     serve.add_argument("--host", default=None, help="default PAPERANCHOR_HOST (127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="default PAPERANCHOR_PORT (8000)")
     serve.add_argument("--public-url", default=None, help="default PAPERANCHOR_PUBLIC_URL")
@@ -290,13 +367,19 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
-    sub.add_parser("mcp", help="serve the MCP tools over stdio (for Claude Desktop, Claude Code)")
-    return parser
+    commands["serve"] = serve
+    commands["mcp"] = sub.add_parser(
+        "mcp", help="serve the MCP tools over stdio (for Claude Desktop, Claude Code)"
+    )
+    return parser, commands
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `paperanchor` console script."""
-    args = _parser().parse_args(argv)
+    parser, commands = _parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # the subcommand's own usage, not the top-level one
+        commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return _run(args)
     except PaperAnchorError as exc:

@@ -4,11 +4,15 @@ and inference. It imports no web, MCP or HTTP library; adapters call it and a lo
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
-from paperanchor import infer
+from rapidfuzz import fuzz, process
+
+from paperanchor import anchors, infer
 from paperanchor.anchors import AnchorIndex, Located
 from paperanchor.errors import BadRequest, NotFound
 from paperanchor.refs import PaperRef, parse_ref, shown
@@ -112,6 +116,7 @@ class Paper:
     index: AnchorIndex
     _markdown: dict[str, str] = field(default_factory=dict)
     _units: list[Unit] | None = None
+    _quotable: list[tuple[Unit, str]] | None = None
     _cited_in: dict[str, list[str]] | None = None
     _inferred: tuple[str | None, list[str] | None] | None = None
 
@@ -142,6 +147,12 @@ class Paper:
 
     def tokens(self, node_id: str | None = None) -> int:
         return tokens_of(self.markdown(node_id))
+
+    def quotable(self) -> list[tuple[Unit, str]]:
+        """Every passage a quote may come from, with its text as quotes are compared."""
+        if self._quotable is None:
+            self._quotable = [(unit, _comparable(unit.text)) for unit in self.units()]
+        return self._quotable
 
     def units(self) -> list[Unit]:
         if self._units is None:
@@ -274,9 +285,31 @@ def outline(paper: Paper) -> JSON:
     }
 
 
-def read(paper: Paper, anchor: str | None, max_tokens: object = None) -> ReadResult:
+Door = Literal["rest", "mcp", "cli"]
+"""The front door a reader came in by: a cut answer says how to get the rest there."""
+# The anchor that names the whole paper (SPEC §4 read; a section slugged "paper" is "paper-2").
+WHOLE_PAPER = "paper"
+assert WHOLE_PAPER in anchors.RESERVED
+
+
+def _more(door: Door, remaining: int, whole: int, fetch_path: str) -> str:
+    """The truncation line of SPEC §4, in the reader's own front door."""
+    if door == "mcp":
+        how = f"call read with maxTokens={min(whole, MAX_TOKENS_RANGE[1])}"
+    elif door == "cli":
+        how = f"rerun with --max-tokens {min(whole, MAX_TOKENS_RANGE[1])}"
+    else:
+        how = f"fetch {fetch_path}"
+    return f"…[truncated: {remaining} more tokens; {how}]"
+
+
+def read(
+    paper: Paper, anchor: str | None, max_tokens: object = None, door: Door = "rest"
+) -> ReadResult:
     limit = _int_arg("maxTokens", max_tokens, DEFAULT_MAX_TOKENS, MAX_TOKENS_RANGE)
     meta = paper.meta
+    if anchor is not None and anchor.strip() == WHOLE_PAPER:
+        anchor = None
     if anchor is None:
         node_id = None
         title = paper.document.title.text
@@ -294,20 +327,104 @@ def read(paper: Paper, anchor: str | None, max_tokens: object = None) -> ReadRes
     if len(full) <= limit * 4:
         markdown, truncated = full, False
     else:
-        markdown, truncated = truncate(paper.chunks(node_id), limit * 4, fetch)
+        whole = tokens_of(full)
+        chunks = paper.chunks(node_id)
+        # the whole paper opens with its title and author line: front matter, not content
+        front = 2 if node_id is None and paper.document.authors else 1 if node_id is None else 0
+        markdown, truncated = truncate(
+            chunks,
+            limit * 4,
+            lambda remaining: _more(door, remaining, whole, fetch),
+            front=front,
+        )
     return ReadResult(
         meta.paper, meta.idv, shown_id, title, tokens_of(markdown), truncated, markdown
     )
 
 
-def cite(paper: Paper, anchor: str, public_url: str) -> JSON:
-    located = paper.index.resolve(anchor)
+def permalink(meta: LoadedLike, anchor: str | None) -> str | None:
+    """The public address a person can quote (SPEC §4 cite): arXiv's page of the version, ar5iv's
+    rendering, the abstract page for a PDF; None for a local document. Always these public
+    addresses, whatever upstream bases are configured: a mirror or proxy is not citable."""
+    if meta.paper.startswith("local/"):
+        return None
+    fragment = f"#{anchor}" if anchor else ""
+    if meta.source == "pdf":
+        return f"https://arxiv.org/abs/{meta.idv}"
+    if meta.source == "ar5iv":
+        return f"https://ar5iv.labs.arxiv.org/html/{meta.paper}{fragment}"
+    # a version that is not known cannot be pinned: arXiv's latest rendering is the best there is
+    return f"https://arxiv.org/html/{meta.idv}{fragment}"
+
+
+def text_hash(text: str) -> str:
+    """The first 16 hex digits of the SHA-256 of the text (NFC, whitespace squashed)."""
+    normal = " ".join(unicodedata.normalize("NFC", text).split())
+    return hashlib.sha256(normal.encode()).hexdigest()[:16]
+
+
+def _cite_answer(paper: Paper, located: Located, public_url: str) -> JSON:
+    text = plain_text(located.node)
     section_id = located.section_id or located.top_id or located.node.id
     return {
-        "text": plain_text(located.node),
+        "text": text,
         "url": f"{public_url.rstrip('/')}/{paper.meta.idv}/sections/{section_id}.md",
         "anchor": located.node.id,
+        "permalink": permalink(paper.meta, located.node.id),
+        "hash": text_hash(text),
     }
+
+
+def cite(paper: Paper, anchor: str, public_url: str) -> JSON:
+    return _cite_answer(paper, paper.index.resolve(anchor), public_url)
+
+
+QUOTE_RANGE = (10, 2000)
+# SPEC §4: a quote matches fuzzily at a partial similarity of at least 90 (rapidfuzz, 0-100).
+FUZZY_MIN_SCORE = 90
+
+
+def _comparable(text: str) -> str:
+    """Text as quotes are compared: NFKC, case-folded, whitespace squashed."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def cite_text(paper: Paper, quote: object, public_url: str) -> JSON:
+    """The paragraph that contains `quote` (SPEC §4, cite by text): exact after normalisation,
+    else the best fuzzy match of at least FUZZY_MIN_SCORE, else not-found naming the closest."""
+    if not isinstance(quote, str):
+        raise BadRequest("text must be a string")
+    wanted = _comparable(quote)
+    low, high = QUOTE_RANGE
+    if not low <= len(wanted) <= high:
+        raise BadRequest(
+            f"text is {len(wanted)} characters long: give a quote of {low}–{high} characters"
+        )
+    passages = paper.quotable()
+    for unit, normal in passages:
+        if wanted in normal:
+            return {
+                **_cite_answer(paper, paper.index.resolve(unit.anchor), public_url),
+                "match": "exact",
+            }
+    # A passage shorter than the quote cannot contain it: partial similarity would match a
+    # short footnote inside a long made-up quote.
+    long_enough = [i for i, (_u, normal) in enumerate(passages) if len(normal) >= 0.9 * len(wanted)]
+    best = process.extractOne(
+        wanted, [passages[i][1] for i in long_enough], scorer=fuzz.partial_ratio
+    )
+    if best is not None and best[1] >= FUZZY_MIN_SCORE:
+        unit = passages[long_enough[best[2]]][0]
+        answer = _cite_answer(paper, paper.index.resolve(unit.anchor), public_url)
+        return {**answer, "match": "fuzzy", "score": int(best[1])}
+    detail = f'No passage of {paper.meta.idv} contains "{shown(quote)}"'
+    closest = process.extractOne(
+        wanted, [normal for _unit, normal in passages], scorer=fuzz.partial_ratio
+    )
+    if closest is not None:
+        unit = passages[closest[2]][0]
+        detail += f'; the closest is {unit.anchor} (score {int(closest[1])}): "{shown(unit.text)}"'
+    raise NotFound(detail)
 
 
 def references(paper: Paper, reference_id: str | None = None) -> JSON:
@@ -392,18 +509,32 @@ class PaperService:
         check_wait(wait, default_wait)
         return await asyncio.to_thread(outline, await self.paper(paper))
 
-    async def read(self, paper: str, anchor: str | None, max_tokens: object = None) -> ReadResult:
+    async def read(
+        self, paper: str, anchor: str | None, max_tokens: object = None, door: Door = "rest"
+    ) -> ReadResult:
         _int_arg("maxTokens", max_tokens, DEFAULT_MAX_TOKENS, MAX_TOKENS_RANGE)
         view = await self.paper(paper)
         if view.rendered(anchor):
-            return read(view, anchor, max_tokens)
-        return await asyncio.to_thread(read, view, anchor, max_tokens)
+            return read(view, anchor, max_tokens, door)
+        return await asyncio.to_thread(read, view, anchor, max_tokens, door)
 
     async def cite(self, paper: str, anchor: str) -> JSON:
         return await asyncio.to_thread(cite, await self.paper(paper), anchor, self.public_url)
 
+    async def cite_text(self, paper: str, text: object) -> JSON:
+        if not isinstance(text, str):
+            raise BadRequest("text must be a string")
+        return await asyncio.to_thread(cite_text, await self.paper(paper), text, self.public_url)
+
     async def references(self, paper: str, reference_id: str | None = None) -> JSON:
         return await asyncio.to_thread(references, await self.paper(paper), reference_id)
+
+    async def reference_answer(self, paper: str, reference_id: str | None) -> JSON:
+        """`references` as one object of one shape: `{idv, references}` for the bibliography,
+        `{idv, reference}` for the entry asked for (MCP's structured content)."""
+        view = await self.paper(paper)
+        found = await asyncio.to_thread(references, view, reference_id)
+        return found if reference_id is None else {"idv": view.meta.idv, "reference": found}
 
     async def figure(self, paper: str, anchor: str) -> JSON:
         return await asyncio.to_thread(figure, await self.paper(paper), anchor)

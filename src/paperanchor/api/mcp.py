@@ -78,20 +78,28 @@ def build_server(service: PaperService, *, default_wait: float = DEFAULT_WAIT_S)
 
     async def read(
         paper: Paper,
-        anchor: Anchor,
+        anchor: Annotated[str, Field(description="as in outline, or paper for the whole paper")],
         maxTokens: Annotated[int | None, Field(description="100-100000, default 8000")] = None,
     ) -> CallToolResult:
-        result = await service.read(paper, anchor, maxTokens)
+        result = await service.read(paper, anchor, maxTokens, door="mcp")
         return CallToolResult(content=[TextContent(type="text", text=result.markdown)])
 
-    async def cite(paper: Paper, anchor: Anchor) -> CallToolResult:
+    async def cite(
+        paper: Paper,
+        anchor: Annotated[OptionalText, Field(description="a node; or give text")] = "",
+        text: Annotated[OptionalText, Field(description="a quote to verify, 10-2000 chars")] = "",
+    ) -> CallToolResult:
+        if bool(anchor) == bool(text):
+            raise BadRequest("cite takes an anchor or a text to verify, one of the two")
+        if text:
+            return _json_result(await service.cite_text(paper, text))
         return _json_result(await service.cite(paper, anchor))
 
     async def references(
         paper: Paper,
         id: Annotated[OptionalText, Field(description="bib.bib12, 12 or [12]; omit for all")] = "",
     ) -> CallToolResult:
-        return _json_result(await service.references(paper, id or None))
+        return _json_result(await service.reference_answer(paper, id or None))
 
     async def figure(
         paper: Paper, anchor: Annotated[str, Field(description="S3.F1, F1, S6.T2, T2")]
@@ -123,13 +131,16 @@ def build_server(service: PaperService, *, default_wait: float = DEFAULT_WAIT_S)
             "maxTokens and says how to get the rest.",
         ),
         _tool(
-            cite, "Exact plain text of a paragraph or section, with a URL to quote.", models.Cite
+            cite,
+            "Exact text of a paragraph or section with a permalink to quote; or verify a quote "
+            "(text) and get its paragraph.",
+            models.Cite,
         ),
         _tool(
             references,
-            "The bibliography, or one entry with the paragraphs citing it.",
-            models.References,
-            models.Reference,
+            "The bibliography (references), or one entry with the paragraphs citing it "
+            "(reference, when id is given).",
+            models.ReferenceAnswer,
         ),
         _tool(
             figure,
@@ -174,6 +185,17 @@ def error_result(error: PaperAnchorError) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=error.wire_text())], is_error=True)
 
 
+_NOT_SERVED = (
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+)
+
+
 class ToolServer(MCPServer):
     """An `MCPServer` whose tool failures carry paperanchor's `<code>: <detail>` text.
 
@@ -182,8 +204,16 @@ class ToolServer(MCPServer):
     """
 
     def __init__(self, name: str, *, tools: list[Tool], **options: Any) -> None:
-        super().__init__(name, tools=tools, **options)
+        # no subscriptions/listen: a stateless server has nothing to notify anyone of
+        super().__init__(name, tools=tools, subscriptions=False, **options)
         self.parameters = {tool.name: tuple(tool.parameters["properties"]) for tool in tools}
+        # The SDK registers prompt and resource handlers whether or not there are any, and
+        # advertises a capability for each registered one: a client would list empty
+        # prompts and resources. A hook into the low-level server's handler table (mcp 2.x);
+        # tests/api/test_mcp.py fails loudly if it stops working.
+        handlers = self._lowlevel_server._request_handlers
+        for method in _NOT_SERVED:
+            handlers.pop(method, None)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None

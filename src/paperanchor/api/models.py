@@ -90,6 +90,14 @@ class Cite(Shape):
     text: str
     url: str
     anchor: str
+    permalink: str | None = Field(
+        description="the public, version-pinned address of the node; null for a local document"
+    )
+    hash: str = Field(description="first 16 hex digits of the SHA-256 of text (NFC, squashed)")
+    match: Literal["exact", "fuzzy"] | None = Field(
+        default=None, description="cite by text only: how the quote matched"
+    )
+    score: int | None = Field(default=None, description="cite by text, fuzzy only: 90-100")
 
 
 class Reference(Shape):
@@ -146,6 +154,18 @@ class SearchHit(Shape):
     anchor: str
     sectionId: str
     snippet: str
+
+
+class ReferenceAnswer(Shape):
+    """The MCP `references` result: the bibliography, or the one entry asked for by `id`."""
+
+    idv: str
+    references: list[Reference] | None = Field(
+        default=None, description="every entry, when no id was given"
+    )
+    reference: Reference | None = Field(
+        default=None, description="the entry asked for by id, with citedIn"
+    )
 
 
 class Hits(Shape):

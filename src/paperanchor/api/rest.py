@@ -220,6 +220,21 @@ async def section_json(
     return answer(request, paper, dumps(result.to_json()), JSON_TYPE)
 
 
+@router.get("/{paper:path}/cite.json", **json_route(models.Cite, "Verify a quote"))
+async def cite_text(
+    request: Request,
+    paper: PaperPath,
+    text: Annotated[
+        str,
+        Query(description="the quoted text, 10-2000 characters (compared case- and space-blind)"),
+    ],
+) -> Response:
+    """The paragraph that contains the quote: exact, else fuzzy (score 90 or more), else
+    not-found naming the closest passage (SPEC §4, cite by text)."""
+    found = await service(request).cite_text(paper, text)
+    return answer(request, paper, dumps(found), JSON_TYPE)
+
+
 @router.get("/{paper:path}/cite/{anchor}.json", **json_route(models.Cite, "Quote a node"))
 async def cite(request: Request, paper: PaperPath, anchor: AnchorPath) -> Response:
     return answer(request, paper, dumps(await service(request).cite(paper, anchor)), JSON_TYPE)

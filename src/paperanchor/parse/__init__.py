@@ -96,7 +96,7 @@ def parse_document(html: bytes | str, base_url: str = "") -> Document:
     document = page.document
     if document is None:
         raise ParseError("the page is not a LaTeXML document (no ltx_document element)")
-    effective_base = urljoin(base_url, page.base_href) if page.base_href else base_url
+    effective_base = _effective_base(base_url, page.base_href)
     ctx = ParseContext(
         base_url=effective_base,
         section_errors=count_section_errors(page.errors),
@@ -121,6 +121,27 @@ def _bib_numbers(document: HtmlElement, raw: bytes) -> dict[str, tuple[str, str]
             for entry_id, number in entry_numbers(biblist).items():
                 numbers.setdefault(entry_id, number)
     return numbers
+
+
+# arXiv's own pages say `<base href="/html/2501.11120v1/">`: site-relative, on arXiv's site.
+_ARXIV_BASE = re.compile(r"^/html/[\w./\-]{1,80}v[1-9]\d{0,3}/?$", re.ASCII)
+ARXIV_SITE = "https://arxiv.org"
+
+
+def _effective_base(base_url: str, base_href: str | None) -> str:
+    """What the page's relative URLs resolve against (SPEC §3): its `<base href>` against
+    where it was read, but a site-relative base of an arXiv rendering against arXiv's site,
+    wherever the page was read from (a saved file, the local directory, a mirror), so that a
+    saved page's images are arXiv's and its Markdown the same wherever the file sits."""
+    if not base_href:
+        return base_url
+    href = base_href.strip()[:2000]
+    if _ARXIV_BASE.match(href):
+        return ARXIV_SITE + href
+    try:
+        return urljoin(base_url, href)
+    except ValueError:
+        return base_url
 
 
 def _document(page: PageScan, document: HtmlElement, ctx: ParseContext, base: str) -> Document:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from paperanchor.parse.equations import aligned
 from paperanchor.render.escape import (
@@ -245,22 +245,111 @@ def join(chunks: list[str]) -> str:
     return "\n\n".join(c for c in chunks if c) + "\n"
 
 
-def truncate(chunks: list[str], max_chars: int, fetch_path: str) -> tuple[str, bool]:
-    """Cut at a block boundary at or before `max_chars`, ending with the truncation line."""
+def truncate(
+    chunks: list[str], max_chars: int, more: Callable[[int], str], *, front: int = 0
+) -> tuple[str, bool]:
+    """The chunks within `max_chars` characters, the line `more(remaining tokens)` included.
+
+    The cut is at a block boundary; when not one block of content fits (only headings, or the
+    first `front` chunks of front matter, before it), the first block is cut inside, at a
+    sentence or word boundary, so that a cut answer always carries text (SPEC §4).
+    """
     full = join(chunks)
     if len(full) <= max_chars:
         return full, False
+    whole = tokens_of(full)
+    budget = max_chars - len(more(whole)) - 3  # the line, its blank line before and newline
     kept: list[str] = []
     size = 0
-    for chunk in chunks:
-        if not chunk:
-            continue
+    content = 0  # characters of content kept (not headings, not front matter)
+    for index, chunk in enumerate(c for c in chunks if c):
         extra = len(chunk) + (2 if kept else 0)
-        if size + extra + 1 > max_chars:
-            break
-        kept.append(chunk)
-        size += extra
+        if size + extra <= budget:
+            kept.append(chunk)
+            size += extra
+            content += len(chunk) if index >= front and not chunk.startswith("#") else 0
+            continue
+        if content < 2 * MIN_PIECE_CHARS:  # no block of text worth the name yet: cut this one
+            piece = cut_block(chunk, budget - size - (2 if kept else 0))
+            if piece:
+                kept.append(piece)
+        break
     shown = "\n\n".join(kept)
-    remaining = tokens_of(full) - tokens_of(shown)
-    tail = f"…[truncated: {remaining} more tokens; fetch {fetch_path}]"
-    return (f"{shown}\n\n{tail}\n" if shown else f"{tail}\n"), True
+    line = more(max(0, whole - tokens_of(shown)))
+    return (f"{shown}\n\n{line}\n" if shown else f"{line}\n"), True
+
+
+# What a cut inside a block must not split: math, code spans, links and images, autolinks.
+_PROTECTED = re.compile(
+    r"(?<!\\)\$\$.*?(?<!\\)\$\$|(?<!\\)\$(?:[^$\\]|\\.)*\$|`[^`]*`|!?\[(?:\\.|[^\]\\])*\]\([^)]*\)|<[^>\s]*>",
+    re.DOTALL,
+)
+_SENTENCE_END = re.compile(r"[.!?][)\]”\"']?(?=\s)")
+# A piece shorter than this says too little to be worth sending before the "more" line.
+MIN_PIECE_CHARS = 40
+
+
+def cut_block(chunk: str, limit: int) -> str | None:
+    """The start of one block of Markdown within `limit` characters, ending at a sentence or
+    word boundary (never inside math, code or a link), with `…`; None when nothing fits."""
+    limit -= 2  # " …"
+    if limit < MIN_PIECE_CHARS:
+        return None
+    if chunk.startswith("!["):
+        return _cut_image(chunk, limit)
+    if chunk.startswith(("$$", "|", "```")):
+        return _cut_lines(chunk, limit)
+    window = chunk[: limit + 1]
+    protected = [
+        (m.start(), m.end()) for m in _PROTECTED.finditer(chunk, 0, min(len(chunk), limit * 2))
+    ]
+
+    def free(at: int) -> bool:
+        return not any(start < at < end for start, end in protected)
+
+    ends = [m.end() for m in _SENTENCE_END.finditer(window) if m.end() <= limit and free(m.end())]
+    if ends and ends[-1] >= limit // 3:
+        return chunk[: ends[-1]] + " …"
+    spaces = [i for i, ch in enumerate(window[:limit]) if ch == " " and free(i)]
+    if spaces and spaces[-1] >= MIN_PIECE_CHARS // 2:
+        return chunk[: spaces[-1]].rstrip() + " …"
+    return None
+
+
+_IMAGE_LINE = re.compile(r"^!\[((?:\\.|[^\]\\])*)\](\((?:<[^>]*>|[^)\s]*)\))")
+
+
+def _cut_image(chunk: str, limit: int) -> str | None:
+    """An image line whose alt text (a caption) is too long: the alt cut at a word boundary."""
+    match = _IMAGE_LINE.match(chunk)
+    if match is None:
+        return None
+    alt, destination = match.group(1), match.group(2)
+    room = limit - len(destination) - 5
+    if room < MIN_PIECE_CHARS:
+        return None
+    cut = alt[:room].rsplit(" ", 1)[0].rstrip("\\")
+    return f"![{cut} …]{destination}"
+
+
+def _cut_lines(chunk: str, limit: int) -> str | None:
+    """Whole lines of a table or code block within `limit`; a fence is closed again."""
+    lines = chunk.split("\n")
+    if chunk.startswith("|"):
+        kept = lines[:2]  # a table needs its header and separator rows
+        if len("\n".join(kept)) > limit:
+            return None
+        for line in lines[2:]:
+            if len("\n".join([*kept, line])) > limit:
+                break
+            kept.append(line)
+        return "\n".join(kept) if len(kept) > 2 else None
+    if chunk.startswith("```"):
+        fence = lines[0]
+        kept = [fence]
+        for line in lines[1:-1]:
+            if len("\n".join([*kept, line, fence])) > limit:
+                break
+            kept.append(line)
+        return "\n".join([*kept, fence]) if len(kept) > 1 else None
+    return None  # display math and images are not cut
