@@ -29,8 +29,10 @@ _WORD = re.compile(r"[a-z0-9]+")
 # Longer than any id, slug or title: such an anchor has no nearest one, and fuzzy matching a
 # 100 kB anchor held the event loop for 2.6 s on 2501.11120v1 (a bad-input test found it).
 SUGGEST_MAX_CHARS = 300
-# Anchors that name something else than a node: `paper` is the whole paper (service.read).
-RESERVED = frozenset({"paper"})
+# The anchor that names the whole paper (SPEC §4 read), never a node: a section whose slug
+# would be "paper" is "paper-2".
+WHOLE_PAPER = "paper"
+RESERVED = frozenset({WHOLE_PAPER})
 
 
 def section_alias(section_id: str) -> str | None:

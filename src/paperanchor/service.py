@@ -12,8 +12,8 @@ from typing import Any, Literal, Protocol
 
 from rapidfuzz import fuzz, process
 
-from paperanchor import anchors, infer
-from paperanchor.anchors import AnchorIndex, Located
+from paperanchor import infer
+from paperanchor.anchors import WHOLE_PAPER, AnchorIndex, Located
 from paperanchor.errors import BadRequest, NotFound
 from paperanchor.refs import PaperRef, parse_ref, shown
 from paperanchor.render.json import JSON, equation_json, float_json, reference_json
@@ -287,9 +287,6 @@ def outline(paper: Paper) -> JSON:
 
 Door = Literal["rest", "mcp", "cli"]
 """The front door a reader came in by: a cut answer says how to get the rest there."""
-# The anchor that names the whole paper (SPEC §4 read; a section slugged "paper" is "paper-2").
-WHOLE_PAPER = "paper"
-assert WHOLE_PAPER in anchors.RESERVED
 
 
 def _more(door: Door, remaining: int, whole: int, fetch_path: str) -> str:
