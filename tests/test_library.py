@@ -78,6 +78,36 @@ def test_a_cancelled_waiter_does_not_cancel_the_shared_work():
     assert asyncio.run(main()) == "done"
 
 
+def test_the_work_is_cancelled_when_its_last_waiter_is():
+    events: list[str] = []
+
+    async def work() -> str:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            events.append("cancelled")
+            raise
+        return "done"
+
+    async def main() -> str:
+        flight: SingleFlight[str, str] = SingleFlight()
+        waiters = [asyncio.ensure_future(flight.run("k", work)) for _ in range(3)]
+        await asyncio.sleep(0.01)
+        for waiter in waiters:
+            waiter.cancel()
+        await asyncio.gather(*waiters, return_exceptions=True)
+        await asyncio.sleep(0.01)
+        assert events == ["cancelled"] and len(flight) == 0
+
+        async def quick() -> str:
+            return "fresh"
+
+        # A caller arriving after the cancellation starts afresh instead of joining it.
+        return await flight.run("k", quick)
+
+    assert asyncio.run(main()) == "fresh"
+
+
 # -- the library -----------------------------------------------------------------------------
 
 
