@@ -75,7 +75,7 @@ class Library:
         self._owns_sources = sources is None
         self.store: Store = store if store is not None else open_store(settings)
         self.cache = PaperCache(self.store)
-        self.shared = Shared.over(self.store, lease_s=settings.lock_lease_s)
+        self.shared = Shared.over(self.store, settings.cache_url, lease_s=settings.lock_lease_s)
         self.sources = sources if sources is not None else Sources(settings, shared=self.shared)
         self._flight: SingleFlight[str, LoadedPaper] = SingleFlight()
         self._settled: OrderedDict[str, tuple[Any, float]] = OrderedDict()
@@ -104,6 +104,8 @@ class Library:
         """Close the store and sources this library opened itself."""
         if self._owns_sources:
             await self.sources.aclose()
+        if self.shared is not None:
+            await self.shared.aclose()
         if self._owns_store:
             self.store.close()
 
