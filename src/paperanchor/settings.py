@@ -55,6 +55,11 @@ class Settings(BaseSettings):
     # Not in SPEC's table: with a Redis store, how long a host's turn or a paper's fetch lock
     # outlives a process that died holding it (a live holder renews it every third of this).
     lock_lease_s: float = 10.0
+    # Fail fast (SPEC §2): how long an unreachable host is left alone, how many fetches may wait
+    # for one host's turn, how long "no such paper" is remembered.
+    down_s: float = 30.0
+    max_queue: int = 32
+    not_found_ttl_s: float = 600.0
 
     @property
     def public_base(self) -> str:
@@ -113,6 +118,22 @@ class Settings(BaseSettings):
     def _retries(cls, value: int) -> int:
         if not 0 <= value <= 20:
             raise ValueError(f"PAPERANCHOR_MAX_RETRIES must be 0-20, got {value}")
+        return value
+
+    @field_validator("down_s", "not_found_ttl_s")
+    @classmethod
+    def _finite_seconds(cls, value: float, info: ValidationInfo) -> float:
+        # 0 turns the memory off; an infinite one would never be forgotten (nor fit Redis's PX).
+        if not 0 <= value < float("inf"):
+            name = _env(info.field_name or "")
+            raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+        return value
+
+    @field_validator("max_queue")
+    @classmethod
+    def _max_queue(cls, value: int) -> int:
+        if not 1 <= value <= 100_000:
+            raise ValueError(f"PAPERANCHOR_MAX_QUEUE must be 1-100000, got {value}")
         return value
 
     @field_validator("rate_limit")
