@@ -256,7 +256,8 @@ def test_a_closed_port_is_tried_twice_then_the_host_fails_fast_while_down(replay
 
     assert isinstance(first, Unavailable) and isinstance(second, Unavailable)
     assert "is unreachable" in str(first) and "PAPERANCHOR_OFFLINE" not in str(first)
-    assert "can be fetched again in 30 s" in str(first) and first.retry_after == 30
+    assert "can be fetched again in 30 s" in str(first)
+    assert first.retry_after is not None and 29 < first.retry_after <= 30
     assert second.retry_after is not None and 25 < second.retry_after <= 30
     assert sent == 2  # the first attempt and one retry; then nothing while the host is down
     assert took < 2 and again < 0.5  # no 3 s gap for connections that never connected
@@ -289,6 +290,36 @@ def test_when_no_source_can_be_reached_the_error_suggests_offline_mode(
     assert set(looked_up) == {"lookup 'arxiv.invalid'", "lookup 'ar5iv.invalid'"}, loopback_only
     assert looked_up.count("lookup 'arxiv.invalid'") == 2  # was 16: four per paper
     assert replay.requests == []
+
+
+def test_requests_failing_together_probe_the_other_source_once(replay, tmp_path):
+    closed = f"http://127.0.0.1:{free_port()}/html"
+
+    async def main() -> tuple[list[BaseException | LoadedPaper], int]:
+        connections = 0
+
+        async def count(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal connections
+            connections += 1
+            writer.close()
+
+        listener = await asyncio.start_server(count, "127.0.0.1", 0)
+        port = listener.sockets[0].getsockname()[1]
+        settings = unreachable_settings(
+            replay, tmp_path, closed, f"http://127.0.0.1:{port}/ar5iv/html", backoff_s=0.01
+        )
+        async with listener, library(settings) as lib:
+            outcomes = await asyncio.gather(
+                *(lib.load(parse_ref(f"2605.{n:05d}")) for n in range(10)),
+                return_exceptions=True,
+            )
+            return outcomes, connections
+
+    outcomes, connections = asyncio.run(main())
+
+    assert all(isinstance(outcome, Unavailable) for outcome in outcomes), outcomes
+    assert not any("PAPERANCHOR_OFFLINE" in str(outcome) for outcome in outcomes)
+    assert connections == 1  # one probe for ten failures, and no HTTP request
 
 
 def test_every_source_at_a_closed_port_suggests_offline_mode_too(replay, tmp_path):

@@ -64,13 +64,13 @@ USER_AGENT = (
 # What a non-200 answer's body is read to (enough of a 404 page to recognise arXiv's
 # "No HTML for …"); the rest is not needed.
 ERROR_PAGE_BYTES = 256 * 1024
-# Decoded bytes produced per step of a gzip body: one step is about a millisecond of zlib on
-# this machine, and the event loop gets a turn between steps. A bomb of 3.5 KB that decodes to
-# 2 GiB took 4.2 GB and held the loop for 18 s when decoded in one call (httpx's decoder).
+# Decoded bytes produced per step of a gzip body: a step takes about 2.5 ms of zlib on this
+# machine (median; 11 ms at worst over 200 steps of zeros), and the event loop gets a turn
+# between steps. A bomb of 3.5 KB that decodes to 2 GiB took 4.2 GB and held the loop for 18 s
+# when decoded in one call (httpx's decoder).
 DECODE_STEP = 1 << 20
 # Retry-After is a count of seconds; more digits than this is beyond any pause we honour.
 _DELTA_SECONDS = re.compile(r"\d{1,12}")
-_RETRIED = {429, 500, 502, 503, 504}
 _REDIRECTS = {301, 302, 303, 307, 308}
 _CODINGS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 # A TCP (and TLS) connection to arXiv is made in well under a second; one not made in this
@@ -121,9 +121,7 @@ class Polite:
                 # One layer we decode ourselves, with a bound (identity is always acceptable).
                 "Accept-Encoding": "gzip",
             },
-            timeout=httpx.Timeout(
-                settings.timeout_s, connect=min(CONNECT_TIMEOUT_S, settings.timeout_s / 2)
-            ),
+            timeout=httpx.Timeout(settings.timeout_s, connect=_connect_timeout(settings)),
             follow_redirects=False,
             event_hooks={"response": [_set_location_aside]},
         )
@@ -169,7 +167,8 @@ class Polite:
                     except (httpx.ConnectError, httpx.ConnectTimeout):
                         turn.gap = 0.0  # nothing reached the host: no gap to keep for it
                         raise
-                    if answer.status in _RETRIED:
+                    gate.reached()
+                    if _retried(answer.status):
                         retry_after = parse_retry_after(answer.headers.get("retry-after"))
                     if retry_after is not None:
                         # Within the turn, so that no request to the host, of this process or
@@ -189,7 +188,8 @@ class Polite:
                 failure, broken_answer = f"unreachable ({_describe(exc)})", False
                 gate.unconnected += 1
                 if gate.unconnected >= UNREACHABLE_ATTEMPTS or attempt + 1 == attempts:
-                    raise gate.mark_down(label, subject, _describe(exc)) from None
+                    gate.mark_down(_describe(exc))
+                    raise gate.unreachable(label, subject) from None
             except _Broken as exc:
                 failure, broken_answer = f"a broken response ({exc})", True
             except httpx.ProtocolError as exc:
@@ -201,8 +201,7 @@ class Polite:
                     f"{label} cannot be asked for {subject}: {shown(str(exc))}"
                 ) from None
             else:
-                gate.unconnected = 0
-                if answer.status not in _RETRIED:
+                if not _retried(answer.status):
                     return answer
                 failure, broken_answer = f"status {answer.status}", False
             if retry_after is not None and retry_after > settings.backoff_cap_s:
@@ -231,27 +230,33 @@ class Polite:
         False at once while the host is marked down; a failed probe marks it down.
         """
         gate = self._gate(url)
-        if gate.down_for() > 0:
-            return False
-        parts = urlsplit(url)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        try:
-            async with asyncio.timeout(min(self.settings.timeout_s, 5.0)):
-                _, writer = await asyncio.open_connection(parts.hostname, port)
-        except (OSError, TimeoutError) as exc:
-            gate.mark_down("", "", _describe(exc))
-            return False
-        writer.close()
-        with contextlib.suppress(OSError):
-            await writer.wait_closed()
-        return True
+        # One probe at a time per host, and its answer kept: requests failing together must
+        # not send a burst of connections to the other host.
+        async with gate.probing:
+            if gate.down_for() > 0:
+                return False
+            if gate.reached_recently():
+                return True
+            parts = urlsplit(url)
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            try:
+                async with asyncio.timeout(_connect_timeout(self.settings)):
+                    _, writer = await asyncio.open_connection(parts.hostname, port)
+            except (OSError, TimeoutError) as exc:
+                gate.mark_down(_describe(exc) if str(exc) else "no connection within the timeout")
+                return False
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+            gate.reached()
+            return True
 
     async def _get_once(
         self, url: str, label: str, subject: str, limit: int, limit_name: str, error_limit: int
     ) -> Answer:
         async with self._client.stream("GET", url) as response:
             answer = Answer(str(response.url), response.status_code, _headers(response))
-            if answer.status in _REDIRECTS or answer.status in _RETRIED:
+            if answer.status in _REDIRECTS or _retried(answer.status):
                 return answer
             wbits = _coding(response.headers, label, subject)
             if answer.status != 200:
@@ -304,7 +309,9 @@ class _HostGate:
     shared: Shared | None = None
     waiting: int = 0
     unconnected: int = 0  # failed connections in a row
+    probing: asyncio.Lock = field(default_factory=asyncio.Lock)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _reached_at: float = -math.inf
     _ready_at: float = 0.0
     _blocked_until: float = 0.0
     _down_until: float = 0.0
@@ -355,27 +362,37 @@ class _HostGate:
         if self._blocked_until > now:
             raise _paused(label, subject, self._blocked_until - now)
         if self._down_until > now:
-            raise Unreachable(
-                f"{label} ({self.shown_host}) is unreachable ({self._down_reason}); "
-                f"{subject} can be fetched again in {math.ceil(self._down_until - now)} s",
-                retry_after=self._down_until - now,
-            )
+            raise self.unreachable(label, subject)
+
+    def reached(self) -> None:
+        """A connection to the host was made."""
+        self.unconnected = 0
+        self._reached_at = time.monotonic()
+
+    def reached_recently(self) -> bool:
+        """Whether a connection was made within the last `down_s` (a probe is not repeated)."""
+        return time.monotonic() - self._reached_at < self.down_s
 
     def down_for(self) -> float:
         """Seconds until the host is tried again (0 when it is not marked down)."""
         return max(0.0, self._down_until - time.monotonic())
 
-    def mark_down(self, label: str, subject: str, reason: str) -> Unreachable:
-        """Leave the host alone for `down_s`; the error for the request that found it down."""
+    def mark_down(self, reason: str) -> None:
+        """Leave the host alone for `down_s`: it cannot be reached, for `reason`."""
         self._down_until = max(self._down_until, time.monotonic() + self.down_s)
         self._down_reason = reason
         self.unconnected = 0
-        if label:
-            log.warning("%s (%s) is unreachable (%s)", label, self.shown_host, reason)
+        log.warning(
+            "%s is unreachable (%s); not asked again for %g s", self.shown_host, reason, self.down_s
+        )
+
+    def unreachable(self, label: str, subject: str) -> Unreachable:
+        """The error of a request to this host while it is marked down (or was just found so)."""
+        left = self.down_for()
+        later = f"; {subject} can be fetched again in {math.ceil(left)} s" if left > 0 else ""
         return Unreachable(
-            f"{label} ({self.shown_host}) is unreachable ({reason}); "
-            f"{subject} can be fetched again in {math.ceil(self.down_s)} s",
-            retry_after=self.down_s if self.down_s > 0 else None,
+            f"{label} ({self.shown_host}) is unreachable ({self._down_reason}){later}",
+            retry_after=left if left > 0 else None,
         )
 
     async def defer(self, seconds: float) -> None:
@@ -421,6 +438,14 @@ def parse_retry_after(value: str | None) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return min(MAX_PAUSE_S, max(0.0, (when - datetime.now(UTC)).total_seconds()))
+
+
+def _retried(status: int) -> bool:
+    return status == 429 or status >= 500
+
+
+def _connect_timeout(settings: Settings) -> float:
+    return min(CONNECT_TIMEOUT_S, settings.timeout_s / 2)
 
 
 def _coding(headers: httpx.Headers, label: str, subject: str) -> int | None:

@@ -35,7 +35,8 @@ log = logging.getLogger(__name__)
 SourceName = Literal["local", "arxiv", "ar5iv"]
 
 MAX_REDIRECTS = 5
-_ERROR_PAGE_BYTES = ERROR_PAGE_BYTES
+_ERROR_PAGE_BYTES = ERROR_PAGE_BYTES  # the name `_classify` has always used
+
 # How far from its end a page must close its document (`</html>` or `</body>`). The corpus's
 # pages close it within their last 20 bytes (one adds a template tag after `</html>`); a
 # browser may append scripts. The check reads this much of the tail, never the whole page.
@@ -78,7 +79,7 @@ class _Absent:
     paper_exists: bool = False
 
 
-_Answer = Answer
+_Answer = Answer  # the name `_classify` has always used
 
 
 class PaperMissing(NotFound):
