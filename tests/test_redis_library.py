@@ -252,6 +252,38 @@ def test_a_short_retry_after_holds_back_the_other_process_too(replay, shared_red
     assert times["/ar5iv/html/2307.00235"] - first_503 >= 1.0
 
 
+def test_redis_going_away_after_a_waiter_takes_over_the_lock_is_no_error(
+    replay, own_redis, tmp_path
+):
+    # Another process held the lock and left nothing; Redis goes away just as this one, having
+    # taken the lock over, looks for that process's result: it fetches on its own.
+    from paperanchor.shared import Shared
+    from paperanchor.store import RedisStore
+
+    lock = "paperanchor:lock:fetch:2501.11120v1"
+    assert own_redis.command("SET", lock, "other-process", "PX", "300") == "+OK"
+    store = RedisStore(own_redis.url)
+    shared = Shared(store, own_redis.url, lease_s=1)
+
+    async def no_result() -> str | None:
+        await asyncio.to_thread(own_redis.stop)
+        return None
+
+    async def fetch() -> str:
+        return "fetched here"
+
+    async def main() -> str:
+        try:
+            return await shared.once("fetch:2501.11120v1", fetch, no_result)
+        finally:
+            await shared.aclose()
+
+    try:
+        assert asyncio.run(main()) == "fetched here"
+    finally:
+        store.close()
+
+
 # -- Redis that answers with an error: surfaced, never "going on locally" --------------------
 
 

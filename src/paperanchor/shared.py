@@ -354,7 +354,12 @@ class Shared:
         )
 
     async def _failure(self, failed: str, holder: str) -> PaperAnchorError | None:
-        raw = await self._call("a failed fetch's note", lambda client: client.get(failed))
+        """The error `holder`'s fetch ended with; None when there is none, or no Redis to ask
+        (then this process fetches: the lock is already ours)."""
+        try:
+            raw = await self._call("a failed fetch's note", lambda client: client.get(failed))
+        except RedisDown:
+            return None
         if raw is None:
             return None
         try:
