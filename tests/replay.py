@@ -55,6 +55,7 @@ class Reply:
     headers: tuple[tuple[str, str], ...] = HTML
     declared_length: int | None = None  # the Content-Length sent, when it lies
     chunked: bool = False  # Transfer-Encoding: chunked, no Content-Length
+    unframed: bool = False  # neither: the body ends where the connection does
     chunk_size: int = 64 * 1024
     chunk_delay: float = 0.0
 
@@ -126,6 +127,16 @@ def random_bytes(size: int, seed: int = 7) -> Reply:
 
 def slow(body: bytes, chunk_size: int, delay: float) -> Reply:
     return Reply(200, body, chunk_size=chunk_size, chunk_delay=delay)
+
+
+def unframed(body: bytes) -> Reply:
+    """A 200 without Content-Length or chunking: the client cannot tell a cut body from a whole."""
+    return Reply(200, body, unframed=True)
+
+
+def encoded(body: bytes, encoding: str, code: int = 200) -> Reply:
+    """`body` as sent (already encoded) under `Content-Encoding: encoding`."""
+    return Reply(code, body, (("Content-Encoding", encoding), *HTML))
 
 
 def huge(size: int) -> Reply:
@@ -333,6 +344,8 @@ class Replay:
         lines += [f"{name}: {value}" for name, value in reply.headers]
         if reply.chunked:
             lines.append("Transfer-Encoding: chunked")
+        elif reply.unframed:
+            pass
         else:
             length = reply.declared_length if reply.declared_length is not None else len(reply.body)
             lines.append(f"Content-Length: {length}")

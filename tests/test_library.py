@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
+from collections.abc import AsyncGenerator
 
 import pytest
 
@@ -11,7 +13,9 @@ from paperanchor.errors import NotFound, ParseError
 from paperanchor.flight import SingleFlight
 from paperanchor.library import Library, LoadedPaper
 from paperanchor.parse import PARSER_VERSION, parse_document
-from paperanchor.refs import parse_ref
+from paperanchor.refs import PaperRef, parse_ref
+from paperanchor.settings import Settings
+from paperanchor.sources import FetchedPage, Sources
 from paperanchor.store import DiskStore, PaperCache
 from tests.replay import cache_entries, load, page, slow
 
@@ -76,6 +80,36 @@ def test_a_cancelled_waiter_does_not_cancel_the_shared_work():
         return await patient
 
     assert asyncio.run(main()) == "done"
+
+
+def test_the_work_is_cancelled_when_its_last_waiter_is():
+    events: list[str] = []
+
+    async def work() -> str:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            events.append("cancelled")
+            raise
+        return "done"
+
+    async def main() -> str:
+        flight: SingleFlight[str, str] = SingleFlight()
+        waiters = [asyncio.ensure_future(flight.run("k", work)) for _ in range(3)]
+        await asyncio.sleep(0.01)
+        for waiter in waiters:
+            waiter.cancel()
+        await asyncio.gather(*waiters, return_exceptions=True)
+        await asyncio.sleep(0.01)
+        assert events == ["cancelled"] and len(flight) == 0
+
+        async def quick() -> str:
+            return "fresh"
+
+        # A caller arriving after the cancellation starts afresh instead of joining it.
+        return await flight.run("k", quick)
+
+    assert asyncio.run(main()) == "fresh"
 
 
 # -- the library -----------------------------------------------------------------------------
@@ -229,6 +263,76 @@ def test_a_local_document_is_parsed_again_only_when_its_bytes_change(replay, tmp
         key.startswith(f"paper:{PARSER_VERSION}:local-sha256:")
         for key in cache_entries(tmp_path / "cache")
     )
+
+
+class CountingSources(Sources):
+    """The real sources, counting the pages they are asked for (a local one is read each time)."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.asked = 0
+
+    async def pages(self, ref: PaperRef) -> AsyncGenerator[FetchedPage, None]:
+        async for found in super().pages(ref):
+            self.asked += 1
+            yield found
+
+
+def test_an_unchanged_local_file_is_neither_read_nor_counted_as_a_fetch_again(
+    replay, tmp_path, corpus
+):
+    local = tmp_path / "local"
+    local.mkdir()
+    # A corpus page last changed long ago: its size and times can be trusted to name it.
+    (local / "notes.html").symlink_to(corpus / "html" / ARXIV_PAGE)
+    settings = replay.settings(tmp_path / "cache", local_dir=local)
+
+    async def three_loads() -> list[tuple[int, int, int]]:
+        counts = []
+        for _ in range(2):  # two processes, one after the other, over the same cache
+            sources = CountingSources(settings)
+            library = Library(
+                settings, parse=parse_document, parser_version=PARSER_VERSION, sources=sources
+            )
+            async with library:
+                for _ in range(3):
+                    await library.load(parse_ref("local/notes"))
+                counts.append((library.fetches, library.cache_hits, sources.asked))
+            await sources.aclose()
+        return counts
+
+    first, second = asyncio.run(three_loads())
+
+    # (fetches, cache hits, pages read): parsed once; later requests read nothing. Before, each
+    # request read and hashed the file, and counted as a fetch and a cache hit at once.
+    assert first == (1, 2, 1)
+    assert second == (0, 3, 1)  # the parse came from the cache: a hit, not a fetch
+
+
+def test_a_local_file_edited_to_the_same_size_is_parsed_again(
+    replay, tmp_path, corpus, monkeypatch
+):
+    from paperanchor import sources as sources_module
+
+    monkeypatch.setattr(sources_module, "_RACY_S", 0.0)  # trust a fresh file's times at once
+    local = tmp_path / "local"
+    local.mkdir()
+    path = local / "notes.html"
+    before = b'<html><body><article class="ltx_document"><h1 class="ltx_title ltx_title_document">'
+    path.write_bytes(before + b"First</h1></article></body></html>")
+    settings = replay.settings(tmp_path / "cache", local_dir=local)
+
+    async def loads() -> list[str]:
+        async with Library(settings, parse=parse_document, parser_version=PARSER_VERSION) as lib:
+            titles = [(await lib.load(parse_ref("local/notes"))).document.title.text]
+            times = path.stat()
+            path.write_bytes(before + b"Other</h1></article></body></html>")
+            # the same size and modification time: only the change time tells
+            os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
+            titles.append((await lib.load(parse_ref("local/notes"))).document.title.text)
+            return titles
+
+    assert asyncio.run(loads()) == ["First", "Other"]
 
 
 def test_the_library_closes_only_what_it_opened(replay, tmp_path):

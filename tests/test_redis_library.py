@@ -19,6 +19,9 @@ import sys
 import time
 from typing import Any
 
+import pytest
+import redis
+
 from paperanchor import library as library_module
 from paperanchor import store as store_module
 from paperanchor.errors import NotFound, Unavailable
@@ -27,7 +30,7 @@ from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.refs import parse_ref
 from paperanchor.settings import Settings
 from tests.conftest import ROOT, free_port
-from tests.replay import Reply, page, slow, status
+from tests.replay import Reply, load, page, slow, status
 
 ARXIV_PAGE = "2501.11120v1.arxiv.html"
 # Five papers on the arXiv-like route, each one request (a versioned id is not redirected).
@@ -247,6 +250,77 @@ def test_a_short_retry_after_holds_back_the_other_process_too(replay, shared_red
     first_503 = replay.requests[0].at
     assert times["/html/2307.00235"] - first_503 >= 1.0
     assert times["/ar5iv/html/2307.00235"] - first_503 >= 1.0
+
+
+def test_redis_going_away_after_a_waiter_takes_over_the_lock_is_no_error(
+    replay, own_redis, tmp_path
+):
+    # Another process held the lock and left nothing; Redis goes away just as this one, having
+    # taken the lock over, looks for that process's result: it fetches on its own.
+    from paperanchor.shared import Shared
+    from paperanchor.store import RedisStore
+
+    lock = "paperanchor:lock:fetch:2501.11120v1"
+    assert own_redis.command("SET", lock, "other-process", "PX", "300") == "+OK"
+    store = RedisStore(own_redis.url)
+    shared = Shared(store, own_redis.url, lease_s=1)
+
+    async def no_result() -> str | None:
+        await asyncio.to_thread(own_redis.stop)
+        return None
+
+    async def fetch() -> str:
+        return "fetched here"
+
+    async def main() -> str:
+        try:
+            return await shared.once("fetch:2501.11120v1", fetch, no_result)
+        finally:
+            await shared.aclose()
+
+    try:
+        assert asyncio.run(main()) == "fetched here"
+    finally:
+        store.close()
+
+
+# -- Redis that answers with an error: surfaced, never "going on locally" --------------------
+
+
+def test_a_full_redis_makes_the_fetch_unavailable_instead_of_going_local(
+    replay, own_redis, tmp_path, caplog
+):
+    # noeviction and no room: every write is refused with OOM, reads still work.
+    assert own_redis.command("CONFIG", "SET", "maxmemory", "1") == "+OK"
+    assert own_redis.command("CONFIG", "SET", "maxmemory-policy", "noeviction") == "+OK"
+    settings = replay.settings(tmp_path, cache_url=own_redis.url)
+
+    async def main() -> BaseException | LoadedPaper:
+        async with library(settings) as lib:
+            outcome = await asyncio.gather(
+                lib.load(parse_ref("2501.11120v1")), return_exceptions=True
+            )
+            return outcome[0]
+
+    outcome = asyncio.run(main())
+
+    assert isinstance(outcome, Unavailable), outcome
+    assert "the shared cache (Redis) refused a fetch lock (OutOfMemoryError)" in str(outcome)
+    assert replay.requests == []  # no fetch behind the other processes' backs
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert any("maxmemory" in message for message in errors), errors
+
+
+def test_a_script_error_in_redis_surfaces_as_an_error(replay, shared_redis, tmp_path):
+    # The host's turn key holds a hash: the turn script fails with WRONGTYPE.
+    turn = f"paperanchor:host:{replay.base_url}:turn"
+    assert shared_redis.command("HSET", turn, "a", "b") == ":1"
+    settings = replay.settings(tmp_path, cache_url=shared_redis.url)
+
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        asyncio.run(load(settings, "2501.11120v1"))
+
+    assert replay.requests == []
 
 
 # -- Redis away ------------------------------------------------------------------------------

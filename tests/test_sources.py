@@ -15,13 +15,12 @@ from pydantic import ValidationError
 
 from paperanchor.errors import NotFound, TooLarge, Unavailable, UpstreamError
 from paperanchor.parse import PARSER_VERSION
+from paperanchor.polite import USER_AGENT, parse_retry_after
 from paperanchor.refs import parse_ref
 from paperanchor.settings import Settings
 from paperanchor.sources import (
-    USER_AGENT,
     FetchedPage,
     Sources,
-    parse_retry_after,
     version_in_url,
 )
 from tests.replay import (
@@ -48,6 +47,12 @@ async def fetch(settings: Settings, text: str) -> FetchedPage:
         return await sources.fetch(parse_ref(text))
     finally:
         await sources.aclose()
+
+
+def only_missing(entries: dict[str, float | None], idv: str) -> bool:
+    """Nothing is cached but the answer that `idv` exists nowhere, for NOT_FOUND_TTL_S (600 s)."""
+    lifetime = entries.get(f"missing:{idv}")
+    return set(entries) == {f"missing:{idv}"} and lifetime is not None and 0 < lifetime <= 600
 
 
 # -- versions --------------------------------------------------------------------------------
@@ -121,7 +126,7 @@ def test_an_unknown_paper_is_not_found_and_no_request_leaves_loopback(
     # ar5iv answered with a redirect to https://arxiv.org/abs/1706.99999: recognised, not followed.
     assert replay.paths() == ["/html/1706.99999", "/ar5iv/html/1706.99999"]
     assert loopback_only == []
-    assert cache_entries(tmp_path) == {}
+    assert only_missing(cache_entries(tmp_path), "1706.99999")
 
 
 def test_a_paper_without_html_anywhere_says_so(replay, loopback_only, tmp_path):
@@ -131,7 +136,7 @@ def test_a_paper_without_html_anywhere_says_so(replay, loopback_only, tmp_path):
         asyncio.run(load(replay.settings(tmp_path), "2401.00001"))
 
     assert replay.paths() == ["/html/2401.00001", "/ar5iv/html/2401.00001"]
-    assert loopback_only == [] and cache_entries(tmp_path) == {}
+    assert loopback_only == [] and only_missing(cache_entries(tmp_path), "2401.00001")
 
 
 @pytest.mark.parametrize(
@@ -150,7 +155,7 @@ def test_an_ar5iv_answer_that_is_not_a_paper_counts_as_absent(replay, tmp_path, 
         asyncio.run(load(replay.settings(tmp_path), "2401.00002"))
 
     assert replay.paths() == ["/html/2401.00002", "/ar5iv/html/2401.00002"]
-    assert cache_entries(tmp_path) == {}
+    assert only_missing(cache_entries(tmp_path), "2401.00002")
 
 
 def test_a_redirect_off_the_upstream_host_is_not_followed(replay, loopback_only, tmp_path):
@@ -161,6 +166,35 @@ def test_a_redirect_off_the_upstream_host_is_not_followed(replay, loopback_only,
 
     assert replay.paths() == ["/html/2401.00003"]
     assert loopback_only == [] and cache_entries(tmp_path) == {}
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "http:\\\\127.0.0.1:9102\\x",  # a browser reads the backslashes as slashes
+        "http://[::1",
+        "javascript:alert(1)",
+    ],
+    ids=["backslashes", "unclosed-ipv6", "javascript"],
+)
+def test_a_redirect_to_something_that_is_not_a_url_is_an_upstream_error(
+    replay, loopback_only, tmp_path, location
+):
+    replay.script("/html/2401.00021", redirect(location))
+
+    with pytest.raises(UpstreamError, match="to an address that is not a URL"):
+        asyncio.run(load(replay.settings(tmp_path), "2401.00021"))
+
+    assert replay.paths() == ["/html/2401.00021"] and loopback_only == []
+
+
+def test_a_huge_location_is_shortened_in_the_error(replay, tmp_path):
+    replay.script("/html/2401.00022", redirect("https://mirror.example/html/" + "A" * 60_000))
+
+    with pytest.raises(UpstreamError, match="off its host") as error:
+        asyncio.run(load(replay.settings(tmp_path), "2401.00022"))
+
+    assert len(str(error.value)) < 200  # was 60,146 characters
 
 
 # -- retries ---------------------------------------------------------------------------------
@@ -524,6 +558,43 @@ def test_offline_serves_the_local_directory(replay, tmp_path, corpus):
     assert fetched.ref.idv == "2501.11120v1" and replay.requests == []
 
 
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (gzip.compress(UNMARKED * 200)[:80], "is not a readable gzip file"),  # cut short
+        (  # damaged in the middle: zlib's own error
+            (lambda z: z[:20] + b"\xff" * 64 + z[84:])(gzip.compress(bytes(range(256)) * 400)),
+            "is not a readable gzip file",
+        ),
+        (b"not gzip at all", "is not a readable gzip file"),
+    ],
+    ids=["truncated", "corrupt", "not-gzip"],
+)
+def test_a_broken_local_gz_file_is_an_upstream_error_that_names_the_file_not_its_folder(
+    replay, tmp_path, content, message
+):
+    local = tmp_path / "local"
+    local.mkdir()
+    (local / "notes.html.gz").write_bytes(content)
+
+    with pytest.raises(UpstreamError, match=message) as error:
+        asyncio.run(fetch(replay.settings(tmp_path, local_dir=local), "local/notes"))
+
+    assert "notes.html.gz" in str(error.value) and str(tmp_path) not in str(error.value)
+
+
+def test_an_unreadable_local_file_names_the_file_not_its_folder(replay, tmp_path):
+    local = tmp_path / "local"
+    local.mkdir()
+    # /proc/self/mem is a regular file that refuses to be read from its start (EIO), even for root.
+    (local / "notes.html").symlink_to("/proc/self/mem")
+
+    with pytest.raises(UpstreamError, match=r"^Cannot read the local file notes\.html: ") as error:
+        asyncio.run(fetch(replay.settings(tmp_path, local_dir=local), "local/notes"))
+
+    assert str(tmp_path) not in str(error.value) and "/proc" not in str(error.value)
+
+
 def test_an_unknown_local_document_is_not_found(replay, tmp_path, corpus):
     local = _local_dir(tmp_path, corpus, {})
 
@@ -583,6 +654,10 @@ def test_settings_are_read_from_the_environment(monkeypatch, tmp_path):
         ("arxiv_html_url", "ftp://arxiv.org/html", "PAPERANCHOR_ARXIV_HTML_URL must be an http"),
         ("cache_url", "memcached://x", "PAPERANCHOR_CACHE_URL must be a redis:// URL"),
         ("rate_limit", "lots", "PAPERANCHOR_RATE_LIMIT must be"),
+        ("down_s", -1, "PAPERANCHOR_DOWN_S must be a finite number >= 0"),
+        ("down_s", float("inf"), "PAPERANCHOR_DOWN_S must be a finite number >= 0"),
+        ("not_found_ttl_s", float("nan"), "PAPERANCHOR_NOT_FOUND_TTL_S must be a finite"),
+        ("max_queue", 0, "PAPERANCHOR_MAX_QUEUE must be 1-100000"),
     ],
 )
 def test_a_setting_out_of_range_is_refused_with_its_variable_named(field, value, message):

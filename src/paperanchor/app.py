@@ -1,10 +1,11 @@
 """The ASGI app: REST, MCP at /mcp and the HTML pages over one service (SPEC §6-§9).
 
-    metrics middleware            every request, by route template and status
-      host check                  421 unless `Host` names this server (SPEC §6), every route
-        rate-limit middleware     429 + Retry-After per client address (not /healthz, /metrics)
-          bug catcher             an unexpected exception -> 500 `internal`, traceback to the log
-            FastAPI router        /docs, /openapi.json, /mcp, REST routes, then the pages
+    metrics middleware              every request, by route template and status
+      host check                    421 unless `Host` names this server (SPEC §6), every route
+        rate-limit middleware       429 + Retry-After per client address (not /healthz, /metrics)
+          disconnect watcher        a client that hangs up cancels its request (api/disconnect.py)
+            bug catcher             an unexpected exception -> 500 `internal`, traceback to log
+              FastAPI router        /docs, /openapi.json, /mcp, REST routes, then the pages
 
 The MCP session manager runs inside the app's lifespan, next to the library it shares.
 """
@@ -29,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from paperanchor import __version__
 from paperanchor.api import mcp, pages, rest
 from paperanchor.api.arguments import invalid_arguments
+from paperanchor.api.disconnect import CancelOnDisconnect
 from paperanchor.api.limits import ClientLimit, Rate, RateLimitMiddleware
 from paperanchor.api.metrics import Metrics, RequestMetrics
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, RateLimited, internal
@@ -103,6 +105,7 @@ def create_app(settings: Settings | None = None, *, library: Library | None = No
     app.add_exception_handler(HTTPException, _on_http_exception)  # type: ignore[arg-type]
 
     app.add_middleware(_Bugs)  # innermost: the rate limit and the metrics see its 500s
+    app.add_middleware(CancelOnDisconnect)  # a request whose client left stops (its 499 counted)
     if limit is not None:
         app.add_middleware(RateLimitMiddleware, limit=limit, refuse=_refuse)
     if settings.public_url is None and not _is_loopback(settings.host):

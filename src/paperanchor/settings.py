@@ -66,6 +66,11 @@ class Settings(BaseSettings):
     # Not in SPEC's table: open connections at most; past it the one that has waited longest
     # for its request is closed to let the new one in (lowered to fit the open-file limit).
     max_connections: int = 1000
+    # Fail fast (SPEC §2): how long an unreachable host is left alone, how many fetches may wait
+    # for one host's turn, how long "no such paper" is remembered.
+    down_s: float = 30.0
+    max_queue: int = 32
+    not_found_ttl_s: float = 600.0
 
     @property
     def public_base(self) -> str:
@@ -138,6 +143,22 @@ class Settings(BaseSettings):
     def _max_connections(cls, value: int) -> int:
         if not 1 <= value <= 1_000_000:
             raise ValueError(f"PAPERANCHOR_MAX_CONNECTIONS must be 1-1000000, got {value}")
+        return value
+
+    @field_validator("down_s", "not_found_ttl_s")
+    @classmethod
+    def _finite_seconds(cls, value: float, info: ValidationInfo) -> float:
+        # 0 turns the memory off; an infinite one would never be forgotten (nor fit Redis's PX).
+        if not 0 <= value < float("inf"):
+            name = _env(info.field_name or "")
+            raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+        return value
+
+    @field_validator("max_queue")
+    @classmethod
+    def _max_queue(cls, value: int) -> int:
+        if not 1 <= value <= 100_000:
+            raise ValueError(f"PAPERANCHOR_MAX_QUEUE must be 1-100000, got {value}")
         return value
 
     @field_validator("rate_limit")

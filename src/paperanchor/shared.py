@@ -6,13 +6,18 @@
   the host are `MIN_GAP_S` apart whatever the latency, or a process stalling between being
   given its time and sending.
 - **A host's pause**: `Retry-After` deferrals and blocks reach every process.
-- **A paper's fetch lock**: the first process fetches; the others wait until it releases the
-  lock, then read its result from the shared cache (or its error); when it died, they take over.
+- **A paper's fetch lock** (redis-py's `Lock`): the first process fetches; the others wait until
+  it releases the lock, then read its result from the shared cache (or its error); when it
+  died, they take over.
 
 Locks are leases that their holder renews every third of `PAPERANCHOR_LOCK_LEASE_S`, so a
-holder that dies frees them that long after, and a slow holder keeps them. Every operation
-degrades to local behaviour while Redis is unreachable: the store logs one warning per outage,
-and the caller goes on as if it were alone (its local gate and single flight still apply).
+holder that dies frees them that long after, and a slow holder keeps them. The commands go
+through `redis.asyncio`, on the event loop. While Redis is unreachable (connection refused,
+reset, timed out, loading) every operation degrades to local behaviour: the store logs one
+warning per outage, and the caller goes on as if it were alone (its local gate and single
+flight still apply). A Redis that answers with an error is not an outage and is not hidden:
+a full (OOM) or read-only Redis makes the request fail with `unavailable`, and a script error
+propagates as the bug it is.
 
 Keys (after the store's `paperanchor:` prefix): `host:<scheme://host:port>:turn|next|pause`,
 `lock:<name>`, `failed:<name>`.
@@ -26,10 +31,26 @@ import json
 import logging
 import math
 import secrets
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import redis
+import redis.asyncio
+from redis.asyncio.lock import Lock
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import (
+    ConnectionError as RedisConnectionError,
+)
+from redis.exceptions import (
+    LockError,
+    OutOfMemoryError,
+    ReadOnlyError,
+)
+from redis.exceptions import (
+    TimeoutError as RedisTimeoutError,
+)
 
 from paperanchor.errors import (
     BadRequest,
@@ -40,7 +61,14 @@ from paperanchor.errors import (
     Unavailable,
     UpstreamError,
 )
-from paperanchor.store import RedisDown, RedisStore, Store
+from paperanchor.store import (
+    REDIS_CONNECT_TIMEOUT_S,
+    REDIS_RETRY_S,
+    REDIS_TIMEOUT_S,
+    RedisDown,
+    RedisStore,
+    Store,
+)
 
 log = logging.getLogger(__name__)
 
@@ -49,22 +77,31 @@ T = TypeVar("T")
 # How often a process waiting for a host's turn or a paper's fetch asks Redis again. Both waits
 # are for work that takes from tens of milliseconds (a loopback fetch) to seconds: 50 ms adds
 # little latency and costs one tiny command per waiting process, never per request (the local
-# gate and single flight keep one waiter per process).
+# gate and single flight keep one waiter per process), and the wait is a coroutine sleeping
+# on the event loop, not a worker thread.
 POLL_S = 0.05
 # A failed fetch's error is kept this long for the processes that waited for it; later requests
 # try again.
 FAILURE_NOTE_S = 10.0
+# The longest pause a host's `pause` key may hold, whoever wrote it (sources clamp Retry-After
+# to the same bound; this also shortens a longer key left by an older version or a crafted one).
+MAX_PAUSE_S = 3600.0
 
 # The family by wire code, to raise a failed fetch's error again in the processes that waited.
 _ERRORS: dict[str, type[PaperAnchorError]] = {
     cls.code: cls
     for cls in (BadRequest, NotFound, TooLarge, RateLimited, UpstreamError, Unavailable)
 }
+_UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
 
-# KEYS: turn, next, pause. ARGV: token, lease ms.
+# KEYS: turn, next, pause. ARGV: token, lease ms, longest pause ms.
 # -> {0, ms to wait before sending} (the turn is ours), {1, ms the holder keeps it}, {2, ms paused}
 _TAKE_TURN = """
 local paused = redis.call('PTTL', KEYS[3])
+if paused > tonumber(ARGV[3]) then
+  redis.call('PEXPIRE', KEYS[3], ARGV[3])
+  paused = tonumber(ARGV[3])
+end
 if paused > 0 then return {2, paused} end
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then return {1, redis.call('PTTL', KEYS[1])} end
@@ -105,25 +142,13 @@ end
 return 1
 """
 
-# KEYS: lock. ARGV: token, lease ms. -> the holder's token (ours when we got it).
-_LOCK = """
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return ARGV[1] end
-return redis.call('GET', KEYS[1])
-"""
-
-# KEYS: lock. ARGV: token, lease ms. -> 1 while the lease is ours (renewed), 0 once lost.
+# KEYS: turn. ARGV: token, lease ms. -> 1 while the lease is ours (renewed), 0 once lost.
 _RENEW = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return 1
-"""
-
-# KEYS: lock. ARGV: token. Compare and delete: never another holder's lock.
-_UNLOCK = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
 """
 
 
@@ -135,59 +160,95 @@ class HostPaused(Exception):
         self.seconds = seconds
 
 
-class Shared:
-    """Host turns, host pauses and fetch locks in the Redis behind a `RedisStore`."""
+@dataclass(slots=True)
+class HostTurn:
+    """One request's turn at a host; `gap` is what its end keeps the host waiting for."""
 
-    def __init__(self, store: RedisStore, *, lease_s: float) -> None:
+    gap: float
+
+
+class Shared:
+    """Host turns, host pauses and fetch locks in the Redis behind a `RedisStore`.
+
+    It talks to that Redis through its own `redis.asyncio` client, and goes local whenever the
+    store knows Redis to be away (the store is what notices an outage, logs it, and notices
+    the end of it).
+    """
+
+    def __init__(self, store: RedisStore, url: str, *, lease_s: float) -> None:
         self.store = store
+        self.lease_s = lease_s
         self.lease_ms = max(1, math.ceil(lease_s * 1000))
-        client = store.client
+        self.client: redis.asyncio.Redis = redis.asyncio.Redis.from_url(
+            url,
+            socket_connect_timeout=REDIS_CONNECT_TIMEOUT_S,
+            socket_timeout=REDIS_TIMEOUT_S,
+            # As the store's client: one immediate retry on a fresh connection after a restart.
+            retry=Retry(NoBackoff(), 1),
+        )
+        self._quiet_until = 0.0
         # redis-py's scripts run by digest and load themselves again after Redis restarts.
-        self._take_turn = client.register_script(_TAKE_TURN)
-        self._push_next = client.register_script(_PUSH_NEXT)
-        self._end = client.register_script(_END_TURN)
-        self._pause = client.register_script(_PAUSE)
-        self._lock = client.register_script(_LOCK)
-        self._renew = client.register_script(_RENEW)
-        self._unlock = client.register_script(_UNLOCK)
+        self._take_turn = self.client.register_script(_TAKE_TURN)
+        self._push_next = self.client.register_script(_PUSH_NEXT)
+        self._end = self.client.register_script(_END_TURN)
+        self._pause = self.client.register_script(_PAUSE)
+        self._renew = self.client.register_script(_RENEW)
 
     @classmethod
-    def over(cls, store: Store, *, lease_s: float) -> Shared | None:
-        """The coordination of a Redis store; None for a store that only one machine sees."""
-        return cls(store, lease_s=lease_s) if isinstance(store, RedisStore) else None
+    def over(cls, store: Store, url: str | None, *, lease_s: float) -> Shared | None:
+        """The coordination of a Redis store at `url`; None for a store only one machine sees."""
+        if not isinstance(store, RedisStore):
+            return None
+        if not url:
+            raise ValueError("a Redis store needs its URL (PAPERANCHOR_CACHE_URL) to coordinate")
+        return cls(store, url, lease_s=lease_s)
+
+    async def aclose(self) -> None:
+        """Close the Redis connections of the coordination."""
+        await self.client.aclose()
 
     # -- upstream hosts -------------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
-    async def host_turn(self, host: str, gap: float) -> AsyncIterator[None]:
+    async def host_turn(self, host: str, gap: float) -> AsyncIterator[HostTurn]:
         """Hold `host`'s turn across processes, from its next-allowed time to the block's end.
 
-        Raises `HostPaused` while the host is paused; without Redis, yields at once.
+        Raises `HostPaused` while the host is paused; without Redis, yields at once. The block
+        may lower the turn's `gap` (a request that never reached the host costs it no gap).
         """
-        turn, following, paused = self._host_keys(host)
+        turn_key, following, paused = self._host_keys(host)
+        turn = HostTurn(gap)
         token = secrets.token_hex(8)
         try:
-            wait_ms = await self._take(turn, following, paused, token)
+            wait_ms = await self._take(turn_key, following, paused, token)
         except RedisDown:
             wait_ms = None  # the local gate alone
         if wait_ms is None:
-            yield
+            yield turn
             return
-        async with self._leased(turn, token):
+        async with self._leased(lambda: self._renew_turn(turn_key, token), turn_key):
             if wait_ms:
                 await asyncio.sleep(wait_ms / 1000)
             try:
-                yield
+                yield turn
             finally:
-                await self._end_turn(turn, following, token, gap)
+                await self._cleanup(
+                    f"the end of a turn at {host}",
+                    lambda client: self._end(
+                        keys=[following, turn_key], args=[_ms(turn.gap), token], client=client
+                    ),
+                )
 
     async def _take(self, turn: str, following: str, paused: str, token: str) -> int:
         """Wait for the turn; the ms to wait from now until the host's next-allowed time."""
         while True:
             answer = await self._call(
+                "a turn at an upstream host",
                 lambda client: self._take_turn(
-                    keys=[turn, following, paused], args=[token, self.lease_ms], client=client
-                )
+                    keys=[turn, following, paused],
+                    args=[token, self.lease_ms, _ms(MAX_PAUSE_S)],
+                    client=client,
+                ),
             )
             state, ms = int(answer[0]), int(answer[1])
             if state == 0:
@@ -199,32 +260,33 @@ class Shared:
     async def defer_host(self, host: str, seconds: float) -> None:
         """Every process waits `seconds` before its next request to `host` (a `Retry-After`)."""
         _, following, _ = self._host_keys(host)
+        ms = _ms(min(seconds, MAX_PAUSE_S))
         with contextlib.suppress(RedisDown):
             await self._call(
-                lambda client: self._push_next(keys=[following], args=[_ms(seconds)], client=client)
+                "a Retry-After of an upstream host",
+                lambda client: self._push_next(keys=[following], args=[ms], client=client),
             )
 
     async def pause_host(self, host: str, seconds: float) -> None:
         """Every process fails fast on `host` for `seconds` (a `Retry-After` beyond the cap)."""
         _, _, paused = self._host_keys(host)
+        ms = max(1, _ms(min(seconds, MAX_PAUSE_S)))
         with contextlib.suppress(RedisDown):
             await self._call(
-                lambda client: self._pause(
-                    keys=[paused], args=[max(1, _ms(seconds))], client=client
-                )
-            )
-
-    async def _end_turn(self, turn: str, following: str, token: str, gap: float) -> None:
-        with contextlib.suppress(RedisDown):  # the turn's lease runs out by itself
-            await self._call(
-                lambda client: self._end(
-                    keys=[following, turn], args=[_ms(gap), token], client=client
-                )
+                "a pause of an upstream host",
+                lambda client: self._pause(keys=[paused], args=[ms], client=client),
             )
 
     def _host_keys(self, host: str) -> tuple[str, str, str]:
         base = self.store.key(f"host:{host}:")
         return base + "turn", base + "next", base + "pause"
+
+    async def _renew_turn(self, key: str, token: str) -> bool:
+        kept = await self._call(
+            "a turn's lease",
+            lambda client: self._renew(keys=[key], args=[token, self.lease_ms], client=client),
+        )
+        return bool(kept)
 
     # -- one fetch at a time per paper ----------------------------------------------------------
 
@@ -240,74 +302,64 @@ class Shared:
         errors; when it died, or finished without a result to read, this process takes over.
         Without Redis, `work()` runs here at once.
         """
-        lock, failed = self.store.key(f"lock:{name}"), self.store.key(f"failed:{name}")
+        key, failed = self.store.key(f"lock:{name}"), self.store.key(f"failed:{name}")
+        lock = Lock(self.client, key, timeout=self.lease_s, sleep=POLL_S, thread_local=False)
         token = secrets.token_hex(8)
         try:
-            waited = await self._lock_or_wait(name, lock, failed, token, result)
+            holder = await self._acquire(lock, key, token)
         except RedisDown:
             return await work()  # this process alone
-        if not isinstance(waited, bool):
-            return waited  # the other process's result
-        async with self._leased(lock, token):
+        async with self._leased(lambda: self._renew_lock(lock), key):
             try:
-                if waited:
-                    # It may have finished between our last look and taking the lock.
+                if holder is not None:
+                    # It finished, or died: its result, its error, or the work is ours.
                     found = await result()
                     if found is not None:
                         return found
-                return await work()
-            except PaperAnchorError as exc:
-                await self._note_failure(failed, token, exc)
-                raise
+                    error = await self._failure(failed, holder) if holder else None
+                    if error is not None:
+                        raise error
+                    log.info("taking over the fetch of %s from a process that left it", name)
+                try:
+                    return await work()
+                except PaperAnchorError as exc:
+                    await self._note_failure(failed, token, exc)
+                    raise
             finally:
-                with contextlib.suppress(RedisDown):
-                    await self._call(
-                        lambda client: self._unlock(keys=[lock], args=[token], client=client)
-                    )
+                await self._cleanup(f"the fetch lock of {name}", lambda _: _release(lock))
 
-    async def _lock_or_wait(
-        self,
-        name: str,
-        lock: str,
-        failed: str,
-        token: str,
-        result: Callable[[], Awaitable[T | None]],
-    ) -> T | bool:
-        """Take the lock (True when another holder was waited for first), or another's result."""
-        waited = False
-        while True:
-            holder = _text(
-                await self._call(
-                    lambda client: self._lock(
-                        keys=[lock], args=[token, self.lease_ms], client=client
-                    )
-                )
-            )
-            if holder == token:
-                return waited
-            waited = True
-            while True:
-                current = await self._call(lambda client: client.get(lock))
-                if current is None or _text(current) != holder:
-                    break
-                await asyncio.sleep(POLL_S)
-            found = await result()
-            if found is not None:
-                return found
-            error = await self._failure(failed, holder)
-            if error is not None:
-                raise error
-            log.info("taking over the fetch of %s from a process that left it unfinished", name)
+    async def _acquire(self, lock: Lock, key: str, token: str) -> str | None:
+        """Take `lock`: None when it was free, else the token of the holder that was waited for
+        ("" when it let go before it could be read)."""
+        if await self._call("a fetch lock", lambda _: lock.acquire(blocking=False, token=token)):
+            return None
+        holder = await self._call("a fetch lock", lambda client: client.get(key))
+        await self._call("a fetch lock", lambda _: lock.acquire(blocking=True, token=token))
+        return "" if holder is None else _text(holder)
+
+    async def _renew_lock(self, lock: Lock) -> bool:
+        try:
+            await self._call("a fetch lock's lease", lambda _: lock.reacquire())
+        except LockError:
+            return False
+        return True
 
     async def _note_failure(self, failed: str, token: str, exc: PaperAnchorError) -> None:
         note = json.dumps(
             {"token": token, "code": exc.code, "detail": exc.detail, "retryAfter": exc.retry_after}
         )
-        with contextlib.suppress(RedisDown):
-            await self._call(lambda client: client.set(failed, note, px=_ms(FAILURE_NOTE_S)))
+        await self._cleanup(
+            "a failed fetch's note",
+            lambda client: client.set(failed, note, px=_ms(FAILURE_NOTE_S)),
+        )
 
     async def _failure(self, failed: str, holder: str) -> PaperAnchorError | None:
-        raw = await self._call(lambda client: client.get(failed))
+        """The error `holder`'s fetch ended with; None when there is none, or no Redis to ask
+        (then this process fetches: the lock is already ours)."""
+        try:
+            raw = await self._call("a failed fetch's note", lambda client: client.get(failed))
+        except RedisDown:
+            return None
         if raw is None:
             return None
         try:
@@ -315,16 +367,19 @@ class Shared:
             if note["token"] != holder:
                 return None
             kind = _ERRORS.get(note["code"], PaperAnchorError)
-            return kind(str(note["detail"]), retry_after=note.get("retryAfter"))
+            retry_after = note.get("retryAfter")
+            if retry_after is not None:
+                retry_after = min(MAX_PAUSE_S, max(0.0, float(retry_after)))
+            return kind(str(note["detail"])[:2000], retry_after=retry_after)
         except (ValueError, KeyError, TypeError):
             return None
 
     # -- leases and calls -----------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
-    async def _leased(self, key: str, token: str) -> AsyncIterator[None]:
-        """Renew `key`'s lease while the block runs, so that only a dead holder loses it."""
-        renewal = asyncio.ensure_future(self._renew_forever(key, token))
+    async def _leased(self, renew: Callable[[], Awaitable[bool]], key: str) -> AsyncIterator[None]:
+        """Renew a lease while the block runs, so that only a dead holder loses it."""
+        renewal = asyncio.ensure_future(self._renew_forever(renew, key))
         try:
             yield
         finally:
@@ -332,28 +387,57 @@ class Shared:
             with contextlib.suppress(asyncio.CancelledError):
                 await renewal
 
-    async def _renew_forever(self, key: str, token: str) -> None:
+    async def _renew_forever(self, renew: Callable[[], Awaitable[bool]], key: str) -> None:
         while True:
-            await asyncio.sleep(self.lease_ms / 3000)
+            await asyncio.sleep(self.lease_s / 3)
             try:
-                kept = await self._call(
-                    lambda client: self._renew(
-                        keys=[key], args=[token, self.lease_ms], client=client
-                    )
-                )
-            except RedisDown:
-                continue
-            if kept == 0:
+                kept = await renew()
+            except (RedisDown, Unavailable):
+                continue  # the lease may still be ours next time; a refusal was logged
+            except Exception:
+                log.exception("cannot renew the lease of %s", key)
+                return
+            if not kept:
                 log.warning("lost the lease of %s (Redis restarted, or this process stalled)", key)
                 return
 
-    async def _call(self, command: Callable[[redis.Redis], Any]) -> Any:
-        """`command` in a worker thread; `RedisDown` when Redis is unreachable or refuses it."""
+    async def _call(self, what: str, command: Callable[[redis.asyncio.Redis], Any]) -> Any:
+        """`command`'s answer; `RedisDown` when Redis is unreachable (go local).
+
+        A full or read-only Redis is `Unavailable`: going local would quietly multiply the
+        fleet's requests to arXiv and its fetches of one paper. Other errors (a script error)
+        propagate.
+        """
+        if self.store.is_down or time.monotonic() < self._quiet_until:
+            raise RedisDown(f"Redis at {self.store.where} is unreachable")
         try:
-            return await asyncio.to_thread(self.store.run, command)
-        except redis.RedisError as exc:
-            log.warning("Redis refused a coordination command (%s); going on locally", exc)
+            return await command(self.client)
+        except _UNREACHABLE as exc:
+            # The store notices the outage on its next command and logs it once; until then
+            # this client does not wait out a connect timeout per call.
+            self._quiet_until = time.monotonic() + REDIS_RETRY_S
+            log.info("Redis at %s did not answer (%s); going on locally", self.store.where, exc)
             raise RedisDown(str(exc)) from exc
+        except (OutOfMemoryError, ReadOnlyError) as exc:
+            log.error("Redis at %s refused %s: %s", self.store.where, what, exc)
+            raise Unavailable(
+                f"the shared cache (Redis) refused {what} ({type(exc).__name__}); "
+                "the processes cannot coordinate their requests to arXiv until it accepts writes"
+            ) from exc
+
+    async def _cleanup(self, what: str, command: Callable[[redis.asyncio.Redis], Any]) -> None:
+        """A release or a note: a failure is logged, never raised (leases run out by themselves)."""
+        try:
+            await self._call(what, command)
+        except (RedisDown, Unavailable, LockError):
+            pass
+        except Exception:
+            log.exception("Redis at %s failed %s", self.store.where, what)
+
+
+async def _release(lock: Lock) -> None:
+    with contextlib.suppress(LockError):  # lost already: another process holds it now
+        await lock.release()
 
 
 def _ms(seconds: float) -> int:

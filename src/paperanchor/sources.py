@@ -1,53 +1,55 @@
 """Where a paper comes from (SPEC §2): the local directory, arXiv HTML, then ar5iv.
 
 Only the configured bases are ever contacted, with the normalised id appended; redirects are
-followed by hand and never off the upstream's host. Requests to one host are serialised with a
-minimum gap (across processes too, given a `Shared` over Redis), retried with capped full-jitter
-backoff, bounded in time and in size.
+followed by hand and never off the upstream's host. Every request goes through `polite.py`:
+serialised per host with a minimum gap (across processes too, given a `Shared` over Redis),
+retried with capped full-jitter backoff, failing fast for a host that is down, bounded in time,
+in queue length and in decoded size. A page that does not end its document is a broken answer.
 """
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import gzip
 import logging
-import random
+import os
 import re
+import stat
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import AsyncExitStack, aclosing, asynccontextmanager
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from importlib.metadata import PackageNotFoundError, version
+import zlib
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 from urllib.parse import quote, urljoin, urlsplit
 
 import httpx
 
-from paperanchor.errors import NotFound, PaperAnchorError, TooLarge, Unavailable, UpstreamError
-from paperanchor.refs import PaperRef
+from paperanchor.errors import NotFound, TooLarge, UpstreamError
+from paperanchor.polite import ERROR_PAGE_BYTES, Answer, Polite, Unreachable
+from paperanchor.refs import PaperRef, shown
 from paperanchor.settings import Settings
-from paperanchor.shared import HostPaused, Shared
+from paperanchor.shared import Shared
 
 log = logging.getLogger(__name__)
 
 SourceName = Literal["local", "arxiv", "ar5iv"]
 
-try:
-    _VERSION = version("paperanchor")
-except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-    _VERSION = "0"
-
-USER_AGENT = (
-    f"paperanchor/{_VERSION} (reads LaTeXML HTML renderings of arXiv papers one section at a "
-    f"time; polite: one request per host at a time; python-httpx/{httpx.__version__})"
-)
-
 MAX_REDIRECTS = 5
-# Enough of a 404 page to recognise arXiv's "No HTML for …"; the rest is not needed.
-_ERROR_PAGE_BYTES = 256 * 1024
+_ERROR_PAGE_BYTES = ERROR_PAGE_BYTES  # the name `_classify` has always used
+
+# How far from its end a page must close its document (`</html>` or `</body>`). The corpus's
+# pages close it within their last 20 bytes (one adds a template tag after `</html>`); a
+# browser may append scripts. The check reads this much of the tail, never the whole page.
+_END_BYTES = 16 * 1024
+# A local file modified this recently may still change within its clock tick: its size and
+# times are not trusted to name its content (git's "racily clean" files).
+_RACY_S = 2.0
+OFFLINE_HINT = (
+    "; no network source can be reached: if this machine is offline, set "
+    "PAPERANCHOR_OFFLINE=1 to serve only the cache and the local directory"
+)
 _REDIRECTS = {301, 302, 303, 307, 308}
 _HTML_TYPES = {"text/html", "application/xhtml+xml", "application/xml", "text/xml"}
 _NO_HTML = re.compile(rb"No\s+HTML\s+for", re.IGNORECASE)
@@ -67,6 +69,9 @@ class FetchedPage:
     """What relative links resolve against: the final URL, or the local file's /files/ URL."""
     asked: PaperRef | None = None
     """The reference this page answers, as it was asked for."""
+    fingerprint: str = ""
+    """A local file's name, device, inode, size and times when they can name its bytes (see
+    `local_fingerprint`); empty otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,16 +83,15 @@ class _Absent:
     paper_exists: bool = False
 
 
-@dataclass(slots=True)
-class _Answer:
-    url: str
-    status: int
-    headers: httpx.Headers
-    body: bytes = b""
+_Answer = Answer  # the name `_classify` has always used
+
+
+class PaperMissing(NotFound):
+    """No source has the paper: it does not exist anywhere (remembered for NOT_FOUND_TTL_S)."""
 
 
 class Sources:
-    """The three sources in order, over one HTTP client shared by every request.
+    """The three sources in order, over one `Polite` client shared by every request.
 
     With `shared`, each host's gap and pauses hold across every process that shares its Redis.
     """
@@ -95,20 +99,15 @@ class Sources:
     def __init__(self, settings: Settings, *, shared: Shared | None = None) -> None:
         self.settings = settings
         self.shared = shared
-        self._client = httpx.AsyncClient(
-            headers={
-                "User-Agent": USER_AGENT,
-                "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
-            },
-            timeout=httpx.Timeout(settings.timeout_s),
-            follow_redirects=False,
-        )
-        self._gates: dict[tuple[str, str], _HostGate] = {}
-        self.requests_sent = 0
+        self.polite = Polite(settings, shared=shared)
+
+    @property
+    def requests_sent(self) -> int:
         """Upstream HTTP requests started by this instance (each retry and redirect counts)."""
+        return self.polite.requests_sent
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        await self.polite.aclose()
 
     async def fetch(self, ref: PaperRef) -> FetchedPage:
         """The first source's page for `ref`; `NotFound` when no source has one."""
@@ -177,14 +176,33 @@ class Sources:
             log.info("%s has no HTML for %s: %s", absent.source, ref.idv, absent.reason)
         if any(absent.paper_exists for absent in absents):
             names = " or ".join(absent.source for absent in absents)
-            raise NotFound(f"No HTML rendering of {ref.idv} on {names}")
-        raise NotFound(f"Unknown paper {ref.idv}")
+            raise PaperMissing(f"No HTML rendering of {ref.idv} on {names}")
+        raise PaperMissing(f"Unknown paper {ref.idv}")
 
     # -- the local directory ------------------------------------------------------------------
 
+    def local_fingerprint(self, ref: PaperRef) -> str | None:
+        """The fingerprint of the local file `fetch` would read first for `ref` (blocking: stat).
+
+        None when the local directory has no file for `ref`; "" when the file changed so
+        recently that its size and times may not tell its next change apart.
+        """
+        directory = self.settings.local_dir
+        if directory is None:
+            return None
+        for path, _ in _local_candidates(ref, directory):
+            try:
+                return _fingerprint(path.name, path.stat())
+            except OSError:
+                return ""
+        return None
+
     async def _local(self, ref: PaperRef, directory: Path) -> AsyncGenerator[FetchedPage, None]:
-        for path, named_version in _local_candidates(ref, directory):
-            html = await asyncio.to_thread(_read_local, path, self.settings.max_html_bytes)
+        candidates = await asyncio.to_thread(_local_candidates, ref, directory)
+        for path, named_version in candidates:
+            html, fingerprint = await asyncio.to_thread(
+                _read_local, path, self.settings.max_html_bytes
+            )
             if ref.is_local:
                 resolved, confirmed = ref, False
             elif named_version is not None:
@@ -195,7 +213,9 @@ class Sources:
             # Clients see the file's name, never the server's folder; the page's relative image
             # paths resolve to this server's /files/ route, which serves the local directory.
             files_url = f"{self.settings.public_base}/files/{quote(path.name)}"
-            yield FetchedPage(resolved, html, "local", path.name, confirmed, files_url, ref)
+            yield FetchedPage(
+                resolved, html, "local", path.name, confirmed, files_url, ref, fingerprint
+            )
 
     # -- arXiv and ar5iv ------------------------------------------------------------------------
 
@@ -239,154 +259,45 @@ class Sources:
             location = answer.headers.get("location")
             if not location:
                 raise UpstreamError(f"{label} redirected {ref.idv} without a Location")
-            target = urljoin(url, location)
+            target = _redirect_target(url, location, ref, label)
             # A redirect to an abstract page means "no HTML here"; it is recognised before the
             # host is checked, so that ar5iv's redirect to arxiv.org/abs is a miss, not an error.
             if _ABS_PATH.search(urlsplit(target).path):
-                return _Absent(label, f"redirected to the abstract page {target}")
+                return _Absent(label, f"redirected to the abstract page {shown(target)}")
             if _origin(target) != origin:
                 raise UpstreamError(
-                    f"{label} redirected {ref.idv} off its host to {target}; not followed"
+                    f"{label} redirected {ref.idv} off its host to {shown(target)}; not followed"
                 )
             url = target
         raise UpstreamError(f"{label} redirected {ref.idv} more than {MAX_REDIRECTS} times")
 
     async def _get(self, url: str, ref: PaperRef, label: str) -> _Answer:
-        """One GET, retried on 429, 5xx and transport errors; politeness applied per attempt."""
-        settings = self.settings
-        gate = self._gate(url)
-        attempts = settings.max_retries + 1
-        failure = ""
-        retry_after: float | None = None
-        broken = False
-        for attempt in range(attempts):
-            retry_after = None
-            try:
-                async with gate.turn(label, ref):
-                    self.requests_sent += 1
-                    async with asyncio.timeout(settings.timeout_s):
-                        answer = await self._get_once(url, ref, label)
-                    if answer.status == 429 or answer.status >= 500:
-                        retry_after = parse_retry_after(answer.headers.get("retry-after"))
-                    if retry_after is not None:
-                        # Within the turn, so that no request to the host, of this process or
-                        # another, goes ahead before the pause is recorded. The host asked:
-                        # every request to it waits; longer than the cap, they fail fast.
-                        if retry_after > settings.backoff_cap_s:
-                            await gate.block(retry_after)
-                        else:
-                            await gate.defer(retry_after)
-            except TimeoutError:
-                failure, broken = f"no complete answer within {settings.timeout_s:g} s", False
-            except httpx.ProtocolError as exc:
-                failure, broken = f"a broken response ({_describe(exc)})", True
-            except httpx.TransportError as exc:
-                failure, broken = f"unreachable ({_describe(exc)})", False
-            else:
-                if answer.status != 429 and answer.status < 500:
-                    return answer
-                failure, broken = f"status {answer.status}", False
-            if retry_after is not None and retry_after > settings.backoff_cap_s:
-                # Asked to stay away longer than we are willing to wait: stop now (the gate
-                # makes every other request to this host fail fast until then).
-                raise Unavailable(
-                    f"{label} asks to retry {ref.idv} in {retry_after:.0f} s ({failure})",
-                    retry_after=retry_after,
-                )
-            if attempt + 1 == attempts:
-                break
-            log.warning("%s: %s for %s; retrying", label, failure, url)
-            if retry_after is None:
-                ceiling = min(settings.backoff_cap_s, settings.backoff_s * 2**attempt)
-                await asyncio.sleep(random.uniform(0, ceiling))
-        tried = f"after {attempts} attempt{'s' if attempts > 1 else ''}"
-        if broken:
-            raise UpstreamError(f"{label} sent {failure} for {ref.idv} {tried}")
-        raise Unavailable(
-            f"{label} failed for {ref.idv}: {failure} {tried}", retry_after=retry_after
-        )
+        """One polite GET; a 200 HTML page must end its document (SPEC §2)."""
+        try:
+            return await self.polite.get(
+                url,
+                label=label,
+                subject=ref.idv,
+                limit=self.settings.max_html_bytes,
+                error_limit=_ERROR_PAGE_BYTES,
+                broken=_unended,
+            )
+        except Unreachable as exc:
+            if await self._every_source_unreachable(url):
+                raise Unreachable(exc.detail + OFFLINE_HINT, retry_after=exc.retry_after) from None
+            raise
 
-    async def _get_once(self, url: str, ref: PaperRef, label: str) -> _Answer:
-        limit = self.settings.max_html_bytes
-        async with self._client.stream("GET", url) as response:
-            answer = _Answer(str(response.url), response.status_code, response.headers)
-            if answer.status in _REDIRECTS or answer.status == 429 or answer.status >= 500:
-                return answer
-            if answer.status != 200:
-                answer.body = await _read_prefix(response, _ERROR_PAGE_BYTES)
-                return answer
-            declared = _content_length(response)
-            if declared is not None and declared > limit:
-                raise _too_large(ref, label, limit)
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > limit:
-                    raise _too_large(ref, label, limit)
-            answer.body = bytes(body)
-            return answer
-
-    def _gate(self, url: str) -> _HostGate:
-        key = _origin(url)
-        gate = self._gates.get(key)
-        if gate is None:
-            host = f"{key[0]}://{key[1]}"
-            gate = self._gates[key] = _HostGate(self.settings.min_gap_s, host, self.shared)
-        return gate
-
-
-@dataclass(slots=True)
-class _HostGate:
-    """One request to a host at a time, `gap` seconds after the previous one ended.
-
-    The local lock keeps one request of this process in line for the shared turn at a time;
-    the shared turn (when there is one) does the same across processes.
-    """
-
-    gap: float
-    host: str
-    shared: Shared | None = None
-    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    _ready_at: float = 0.0
-    _blocked_until: float = 0.0
-
-    @asynccontextmanager
-    async def turn(self, label: str, ref: PaperRef) -> AsyncIterator[None]:
-        async with self._lock:
-            now = time.monotonic()
-            if self._blocked_until > now:
-                raise _paused(label, ref, self._blocked_until - now)
-            if self._ready_at > now:
-                await asyncio.sleep(self._ready_at - now)
-            async with AsyncExitStack() as stack:
-                if self.shared is not None:
-                    try:
-                        await stack.enter_async_context(self.shared.host_turn(self.host, self.gap))
-                    except HostPaused as paused:
-                        self._blocked_until = time.monotonic() + paused.seconds
-                        raise _paused(label, ref, paused.seconds) from None
-                try:
-                    yield
-                finally:
-                    # Measured from the end of a request, so that arrivals at the host are at
-                    # least `gap` apart whatever the network's latency.
-                    self._ready_at = max(self._ready_at, time.monotonic() + self.gap)
-
-    async def defer(self, seconds: float) -> None:
-        self._ready_at = max(self._ready_at, time.monotonic() + seconds)
-        if self.shared is not None:
-            await self.shared.defer_host(self.host, seconds)
-
-    async def block(self, seconds: float) -> None:
-        self._blocked_until = max(self._blocked_until, time.monotonic() + seconds)
-        if self.shared is not None:
-            await self.shared.pause_host(self.host, seconds)
-
-
-def _paused(label: str, ref: PaperRef, wait: float) -> Unavailable:
-    return Unavailable(
-        f"{label} asked us to pause; {ref.idv} can be fetched in {wait:.0f} s", retry_after=wait
-    )
+    async def _every_source_unreachable(self, failed: str) -> bool:
+        """Whether no configured network source can be reached (`failed`'s host is down)."""
+        others = {
+            _origin(base): base
+            for base in (self.settings.arxiv_html_url, self.settings.ar5iv_url)
+            if base and _origin(base) != _origin(failed)
+        }
+        for base in others.values():
+            if await self.polite.reachable(base):
+                return False
+        return True
 
 
 # -- pure helpers ------------------------------------------------------------------------------
@@ -396,22 +307,6 @@ def version_in_url(url: str, paper: str) -> int | None:
     """The version in a final URL such as `…/html/1706.03762v7/`, for this paper only."""
     match = re.search(rf"/{re.escape(paper)}v([1-9]\d*)/?$", urlsplit(url).path)
     return int(match[1]) if match else None
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a `Retry-After` header (delta-seconds or an HTTP date), or None."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def _classify(answer: _Answer, ref: PaperRef, label: str) -> _Absent | None:
@@ -473,47 +368,66 @@ def _latest_local_version(stem: str, directory: Path) -> int | None:
     return max(versions, default=None)
 
 
-def _read_local(path: Path, limit: int) -> bytes:
+def _read_local(path: Path, limit: int) -> tuple[bytes, str]:
+    """A local file's bytes (decompressed for `.gz`) and the fingerprint of what was read."""
+    name = path.name  # never the folder: its path is the server's business, not the client's
     try:
-        if path.suffix == ".gz":
-            with gzip.open(path, "rb") as stream:
-                html = stream.read(limit + 1)
-        else:
-            with path.open("rb") as stream:
-                html = stream.read(limit + 1)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise UpstreamError(f"Cannot read the local file {path}: {exc}") from exc
+        with path.open("rb") as raw:
+            fingerprint = _fingerprint(name, os.fstat(raw.fileno()))
+            if path.suffix == ".gz":
+                with gzip.GzipFile(fileobj=raw, mode="rb") as stream:
+                    html = stream.read(limit + 1)
+            else:
+                html = raw.read(limit + 1)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise UpstreamError(f"The local file {name} is not a readable gzip file ({exc})") from None
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise UpstreamError(f"Cannot read the local file {name}: {reason}") from None
     if len(html) > limit:
-        raise TooLarge(f"{path.name} is larger than PAPERANCHOR_MAX_HTML_MB ({limit} bytes)")
-    return html
+        raise TooLarge(f"{name} is larger than PAPERANCHOR_MAX_HTML_MB ({limit} bytes)")
+    return html, fingerprint
 
 
-async def _read_prefix(response: httpx.Response, limit: int) -> bytes:
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) >= limit:
-            break
-    return bytes(body[:limit])
-
-
-def _content_length(response: httpx.Response) -> int | None:
-    try:
-        return int(response.headers["content-length"])
-    except (KeyError, ValueError):
-        return None
-
-
-def _too_large(ref: PaperRef, label: str, limit: int) -> PaperAnchorError:
-    return TooLarge(
-        f"{label}'s page for {ref.idv} is larger than PAPERANCHOR_MAX_HTML_MB ({limit} bytes)"
+def _fingerprint(name: str, status: os.stat_result) -> str:
+    """What names a file's bytes without reading them; "" while it may still change unseen."""
+    if not stat.S_ISREG(status.st_mode):
+        return ""
+    changed = max(status.st_mtime_ns, status.st_ctime_ns) / 1e9
+    if time.time() - changed < _RACY_S:
+        return ""
+    return (
+        f"{name}:{status.st_dev}:{status.st_ino}:{status.st_size}:"
+        f"{status.st_mtime_ns}:{status.st_ctime_ns}"
     )
+
+
+def _unended(body: bytes) -> str | None:
+    """Why an HTML page is not whole: it does not close its document near its end."""
+    if not _looks_like_html(body):
+        return None  # not HTML at all: `_classify` says so
+    tail = body[-_END_BYTES:].lower()
+    if b"</html" in tail or b"</body" in tail:
+        return None
+    return f"the page stops before its end ({len(body)} bytes, no </html> or </body>)"
+
+
+def _redirect_target(url: str, location: str, ref: PaperRef, label: str) -> str:
+    """The absolute URL a `Location` names; `UpstreamError` for one that is not a URL."""
+    try:
+        target = urljoin(url, location)
+        parsed = httpx.URL(target)
+    except (ValueError, httpx.InvalidURL):
+        parsed = None
+    # A backslash is a slash to browsers and to nothing else: such a Location is not followed.
+    usable = parsed is not None and parsed.scheme in {"http", "https"} and bool(parsed.host)
+    if not usable or "\\" in location:
+        raise UpstreamError(
+            f"{label} redirected {ref.idv} to an address that is not a URL: {shown(location)}"
+        )
+    return target
 
 
 def _origin(url: str) -> tuple[str, str]:
     parts = urlsplit(url)
     return parts.scheme, parts.netloc.lower()
-
-
-def _describe(exc: BaseException) -> str:
-    return str(exc) or type(exc).__name__

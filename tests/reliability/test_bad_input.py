@@ -252,7 +252,11 @@ def assert_only_the_upstreams_were_asked(replay: Any, elsewhere: list[str]) -> N
 
 
 def assert_nothing_but_local_parses_is_cached(cache: Path) -> None:
-    keys = list(cache_entries(cache))
+    entries = cache_entries(cache)
+    # "no such paper" is remembered for PAPERANCHOR_NOT_FOUND_TTL_S (SPEC §2), nothing else
+    missing = {key: ttl for key, ttl in entries.items() if key.startswith("missing:")}
+    assert all(ttl is not None and 0 < ttl <= 600 for ttl in missing.values()), missing
+    keys = [key for key in entries if key not in missing]
     local = f"paper:{PARSER_VERSION}:local-sha256:"
     assert all(key.startswith(local) for key in keys), keys
     assert len(keys) <= 1  # local/full's parse, and nothing else

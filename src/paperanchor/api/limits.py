@@ -125,9 +125,13 @@ class ClientLimit:
         if self._shared is not None and time.monotonic() >= self._redis_down_until:
             try:
                 wait = await _take(self._shared, self.item, client)
-            except _REDIS_DOWN as exc:
-                if self._redis_down_until == 0.0:
+            except (*_REDIS_DOWN, redis.exceptions.ResponseError) as exc:
+                # unreachable, or refusing (full with noeviction, a read-only replica): a rate
+                # limit is no politeness to arXiv, so the process counts alone meanwhile
+                if self._redis_down_until == 0.0 and isinstance(exc, _REDIS_DOWN):
                     logger.warning("rate limit: Redis unreachable (%s); counting locally", exc)
+                elif self._redis_down_until == 0.0:
+                    logger.warning("rate limit: Redis refuses commands (%s); counting locally", exc)
                 self._redis_down_until = time.monotonic() + RETRY_REDIS_S
             else:
                 if self._redis_down_until:
