@@ -20,6 +20,7 @@ PURE = (
     "paperanchor.infer",
     "paperanchor.refs",
     "paperanchor.errors",
+    "paperanchor.codec",
     "paperanchor.service",
 )
 

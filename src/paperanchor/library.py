@@ -12,16 +12,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from paperanchor.codec import Codec
 from paperanchor.flight import SingleFlight
 from paperanchor.refs import PaperRef
 from paperanchor.settings import Settings
 from paperanchor.shared import Shared
 from paperanchor.sources import FetchedPage, Sources
 from paperanchor.store import PaperCache, Store, open_store
+from paperanchor.tree import Document
 
 Parse = Callable[[bytes, str], Any]
 
-# Papers kept in the process, so that a hot paper is not read and unpickled from the store on
+# Papers kept in the process, so that a hot paper is not read and decoded from the store on
 # every request, nor opened again by the service (which keeps its views by document identity):
 # unpickling and opening 2501.11120v1 costs 13 ms, and GET /2501.11120v1/sections/S2.md over
 # Redis went from 68 to 322 requests/s in one process (bench/workers.py, 2 cores). As many as
@@ -36,13 +38,21 @@ UNSETTLED_MEMORY_S = 600.0
 class LoadedPaper:
     """A parsed paper and where it came from (the fields of SPEC §5's Outline header)."""
 
-    document: Any
+    document: Document
     paper: str
     idv: str
     version: int | None
     version_confirmed: bool
     source: str
     source_url: str
+
+
+def paper_codec(max_html_bytes: int = 50 << 20) -> Codec[LoadedPaper]:
+    """The cache codec of parsed papers: an entry is at most as large as the largest page."""
+    # A paper's entry is smaller than its page (2501.11120v1: 0.4 MB for 0.7 MB of HTML, a
+    # 42 MB page: 27 MB) except for pages that are nearly all text, kept twice (Markdown and
+    # plain): those above the cap are served but not cached.
+    return Codec(LoadedPaper, max_bytes=max(max_html_bytes, 1 << 20))
 
 
 class Library:
@@ -74,7 +84,7 @@ class Library:
         self._owns_store = store is None
         self._owns_sources = sources is None
         self.store: Store = store if store is not None else open_store(settings)
-        self.cache = PaperCache(self.store)
+        self.cache = PaperCache(self.store, paper_codec(settings.max_html_bytes))
         self.shared = Shared.over(self.store, lease_s=settings.lock_lease_s)
         self.sources = sources if sources is not None else Sources(settings, shared=self.shared)
         self._flight: SingleFlight[str, LoadedPaper] = SingleFlight()
@@ -140,23 +150,25 @@ class Library:
         self._keep_loaded(loaded)
         return loaded
 
-    async def _local_document(self, page: FetchedPage) -> Any:
+    async def _local_document(self, page: FetchedPage) -> Document:
         # A local file can change under the same name: key its parse by its bytes.
         digest = hashlib.sha256(page.base_url.encode() + b"\0" + page.html).hexdigest()
         key = f"local-sha256:{digest}"
-        cached = self._recall(key) or await asyncio.to_thread(
-            self.cache.get_paper, key, self.parser_version
-        )
+        cached = self._recall(key)
+        if cached is None:
+            found = await asyncio.to_thread(self.cache.get_paper, key, self.parser_version)
+            cached = found.document if found is not None else None
         if cached is not None:
             self.cache_hits += 1
             self._keep(key, cached, settled=True)
-            return cached
+            return cached  # type: ignore[no-any-return]
         document = await asyncio.to_thread(self._parse, page.html, page.base_url or page.source_url)
         ttl = self.settings.latest_ttl_s
         if ttl > 0:
-            await asyncio.to_thread(self.cache.put_paper, key, self.parser_version, document, ttl)
+            loaded = _loaded(document, page)
+            await asyncio.to_thread(self.cache.put_paper, key, self.parser_version, loaded, ttl)
         self._keep(key, document, settled=True)
-        return document
+        return document  # type: ignore[no-any-return]
 
     def _cached(self, ref: PaperRef) -> LoadedPaper | None:
         """The cached paper for `ref` (runs in a worker thread: the store is blocking I/O)."""
@@ -168,6 +180,9 @@ class Library:
         for idv in candidates:
             found = self._recall(idv) or self.cache.get_paper(idv, self.parser_version)
             if isinstance(found, LoadedPaper):
+                if found.idv != idv:  # the entry's own label was rewritten to match the key
+                    self.cache.drop_paper(idv, self.parser_version, f"it holds {found.idv}")
+                    continue
                 self._keep_loaded(found)
                 return found
         return None
