@@ -295,7 +295,7 @@ class RedisStore(Store):
         def read(client: redis.Redis) -> list[Any]:
             pipe = client.pipeline(transaction=False)
             pipe.strlen(name)
-            pipe.getrange(name, 0, limit)  # a range is inclusive: one byte over tells
+            pipe.getrange(name, 0, limit - 1)  # never more than the limit, whatever it holds
             return pipe.execute()
 
         try:
