@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import hashlib
 import math
 import threading
@@ -24,17 +25,29 @@ from paperanchor.tree import Document
 Parse = Callable[[bytes, str], Any]
 
 # Papers kept in the process, so that a hot paper is not read and decoded from the store on
-# every request, nor opened again by the service (which keeps its views by document identity):
-# unpickling and opening 2501.11120v1 costs 13 ms, and GET /2501.11120v1/sections/S2.md over
-# Redis went from 68 to 322 requests/s in one process (bench/workers.py, 2 cores). As many as
-# the service keeps views of. A confirmed version (and a local file's parse, keyed by its
-# bytes) never changes and stays until evicted; anything else may be superseded and is read
-# from the store again after UNSETTLED_MEMORY_S.
-MEMORY_PAPERS = 64
+# every request, nor opened again by the service (which keeps its views of a paper exactly as
+# long as the library keeps the paper): reading and opening 2501.11120v1 costs 13 ms, and
+# GET /2501.11120v1/sections/S2.md over Redis went from 68 to 322 requests/s in one process
+# (bench/workers.py, 2 cores). They are bounded in bytes (PAPERANCHOR_MEMORY_MB), least recently
+# used first out. A confirmed version (and a local file's parse, keyed by its bytes) never
+# changes and stays until evicted; anything else may be superseded and is read from the store
+# again after UNSETTLED_MEMORY_S.
 UNSETTLED_MEMORY_S = 600.0
+# What a held paper costs in memory, per byte of its cache entry: its tree, the service's anchor
+# index and the rendered Markdown of every section (an outline renders them all), and what the
+# allocator keeps around them. Measured as resident memory above idle of `paperanchor serve`
+# holding papers within its bound (tests/test_memory.py, /proc's VmRSS): 8.9x for pages of
+# 8.8 MB (5.6 MB entries, two held), 8.4x for pages of 42 MB (27 MB entries, two held).
+MEMORY_PER_ENTRY_BYTE = 10
+# glibc keeps what a large parse frees (lxml's tree of a 42 MB page, ~380 MB) in its heap, and
+# a server that parsed such a page stayed that much larger whatever it held; malloc_trim hands
+# it back (six copies of that page, two held: 979 MB resident without it, 557 MB with it). It
+# takes 150 ms after that page and 7 ms after a 0.7 MB one, so it runs after pages or entries
+# at least this big.
+TRIM_AFTER_BYTES = 4 << 20
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class LoadedPaper:
     """A parsed paper and where it came from (the fields of SPEC §5's Outline header)."""
 
@@ -53,6 +66,13 @@ def paper_codec(max_html_bytes: int = 50 << 20) -> Codec[LoadedPaper]:
     # 42 MB page: 27 MB) except for pages that are nearly all text, kept twice (Markdown and
     # plain): those above the cap are served but not cached.
     return Codec(LoadedPaper, max_bytes=max(max_html_bytes, 1 << 20))
+
+
+@dataclass(slots=True)
+class _Kept:
+    loaded: LoadedPaper
+    expires: float
+    weight: int
 
 
 class Library:
@@ -85,11 +105,13 @@ class Library:
         self._owns_sources = sources is None
         self.store: Store = store if store is not None else open_store(settings)
         self.cache = PaperCache(self.store, paper_codec(settings.max_html_bytes))
+        self.memory_bytes = settings.memory_bytes
         self.shared = Shared.over(self.store, lease_s=settings.lock_lease_s)
         self.sources = sources if sources is not None else Sources(settings, shared=self.shared)
         self._flight: SingleFlight[str, LoadedPaper] = SingleFlight()
-        self._settled: OrderedDict[str, tuple[Any, float]] = OrderedDict()
+        self._settled: OrderedDict[str, _Kept] = OrderedDict()
         self._settled_lock = threading.Lock()  # read from the store's worker threads too
+        self._held = 0  # the weights of what _settled holds
         self.cache_hits = 0
         self.fetches = 0
 
@@ -141,34 +163,43 @@ class Library:
         self.fetches += 1
         page = await self.sources.fetch(ref)
         if page.source == "local":
-            document = await self._local_document(page)
-            return _loaded(document, page)
+            return await self._local_paper(page)
         base_url = page.base_url or page.source_url
         document = await asyncio.to_thread(self._parse, page.html, base_url)
         loaded = _loaded(document, page)
-        await asyncio.to_thread(self._remember, ref, loaded)
-        self._keep_loaded(loaded)
+        size = await asyncio.to_thread(self._remember, ref, loaded)
+        self._keep(loaded.idv, loaded, settled=_settled(loaded), size=size or len(page.html))
+        if len(page.html) >= TRIM_AFTER_BYTES:
+            await asyncio.to_thread(release_freed_memory)
         return loaded
 
-    async def _local_document(self, page: FetchedPage) -> Document:
+    async def _local_paper(self, page: FetchedPage) -> LoadedPaper:
         # A local file can change under the same name: key its parse by its bytes.
         digest = hashlib.sha256(page.base_url.encode() + b"\0" + page.html).hexdigest()
         key = f"local-sha256:{digest}"
-        cached = self._recall(key)
-        if cached is None:
-            found = await asyncio.to_thread(self.cache.get_paper, key, self.parser_version)
-            cached = found.document if found is not None else None
-        if cached is not None:
+        kept_as = f"{key}:{page.ref.idv}"
+        kept = self._recall(kept_as)
+        if kept is not None:
             self.cache_hits += 1
-            self._keep(key, cached, settled=True)
-            return cached  # type: ignore[no-any-return]
-        document = await asyncio.to_thread(self._parse, page.html, page.base_url or page.source_url)
-        ttl = self.settings.latest_ttl_s
-        if ttl > 0:
+            return kept
+        found = await asyncio.to_thread(self.cache.read_paper, key, self.parser_version)
+        if found is not None:
+            self.cache_hits += 1
+            loaded, size = _loaded(found[0].document, page), found[1]
+        else:
+            base_url = page.base_url or page.source_url
+            document = await asyncio.to_thread(self._parse, page.html, base_url)
             loaded = _loaded(document, page)
-            await asyncio.to_thread(self.cache.put_paper, key, self.parser_version, loaded, ttl)
-        self._keep(key, document, settled=True)
-        return document  # type: ignore[no-any-return]
+            ttl = self.settings.latest_ttl_s
+            size = 0
+            if ttl > 0:
+                size = await asyncio.to_thread(
+                    self.cache.put_paper, key, self.parser_version, loaded, ttl
+                )
+        self._keep(kept_as, loaded, settled=True, size=size or len(page.html))
+        if max(size, len(page.html)) >= TRIM_AFTER_BYTES:
+            await asyncio.to_thread(release_freed_memory)
+        return loaded
 
     def _cached(self, ref: PaperRef) -> LoadedPaper | None:
         """The cached paper for `ref` (runs in a worker thread: the store is blocking I/O)."""
@@ -178,54 +209,92 @@ class Library:
             # A bare id's latest version wins over an entry stored under the bare id itself.
             candidates.insert(0 if ref.version is None else 1, mapped)
         for idv in candidates:
-            found = self._recall(idv) or self.cache.get_paper(idv, self.parser_version)
-            if isinstance(found, LoadedPaper):
-                if found.idv != idv:  # the entry's own label was rewritten to match the key
-                    self.cache.drop_paper(idv, self.parser_version, f"it holds {found.idv}")
-                    continue
-                self._keep_loaded(found)
-                return found
+            kept = self._recall(idv)
+            if kept is not None:
+                return kept
+            found = self.cache.read_paper(idv, self.parser_version)
+            if found is None:
+                continue
+            loaded, size = found
+            if loaded.idv != idv:  # the entry's own label was rewritten to match the key
+                self.cache.drop_paper(idv, self.parser_version, f"it holds {loaded.idv}")
+                continue
+            self._keep(idv, loaded, settled=_settled(loaded), size=size)
+            if size >= TRIM_AFTER_BYTES:
+                release_freed_memory()
+            return loaded
         return None
 
-    def _recall(self, key: str) -> Any:
+    def _recall(self, key: str) -> LoadedPaper | None:
         with self._settled_lock:
             kept = self._settled.get(key)
             if kept is None:
                 return None
-            if kept[1] <= time.monotonic():
-                del self._settled[key]
+            if kept.expires <= time.monotonic():
+                self._forget(key)
                 return None
             self._settled.move_to_end(key)
-            return kept[0]
+            return kept.loaded
 
-    def _keep_loaded(self, loaded: LoadedPaper) -> None:
-        settled = loaded.version is not None and loaded.version_confirmed
-        self._keep(loaded.idv, loaded, settled=settled)
-
-    def _keep(self, key: str, value: Any, *, settled: bool) -> None:
+    def _keep(self, key: str, loaded: LoadedPaper, *, settled: bool, size: int) -> None:
+        """Hold `loaded` in memory as `size` bytes of entry, evicting the least recently used."""
         ttl = min(self.settings.latest_ttl_s, UNSETTLED_MEMORY_S)
-        if not settled and ttl <= 0:
-            return
-        expires = math.inf if settled else time.monotonic() + ttl
+        weight = size * MEMORY_PER_ENTRY_BYTE
         with self._settled_lock:
-            if key in self._settled and self._settled[key][0] is value:
-                expires = self._settled[key][1]  # recalling a paper does not extend its stay
-            self._settled[key] = (value, expires)
-            self._settled.move_to_end(key)
-            while len(self._settled) > MEMORY_PAPERS:
-                self._settled.popitem(last=False)
+            self._forget(key)
+            if (not settled and ttl <= 0) or weight > self.memory_bytes:
+                return  # served, not held: it would not fit at all
+            expires = math.inf if settled else time.monotonic() + ttl
+            self._settled[key] = _Kept(loaded, expires, weight)
+            self._held += weight
+            while self._held > self.memory_bytes:
+                self._forget(next(iter(self._settled)))
 
-    def _remember(self, ref: PaperRef, loaded: LoadedPaper) -> None:
+    def _forget(self, key: str) -> None:
+        kept = self._settled.pop(key, None)
+        if kept is not None:
+            self._held -= kept.weight
+
+    @property
+    def memory_held(self) -> int:
+        """Bytes the papers held in memory are counted as (at most `memory_bytes`)."""
+        return self._held
+
+    def _remember(self, ref: PaperRef, loaded: LoadedPaper) -> int:
+        """Cache `loaded`; the size of its entry, 0 when it was not stored."""
         ttl = self.settings.latest_ttl_s
-        settled = loaded.version is not None and loaded.version_confirmed
+        size = 0
         # A version never changes, so a confirmed one is kept forever; anything else may be
         # superseded (a newer version, arXiv HTML replacing ar5iv) and lives as long as "latest".
-        if settled:
-            self.cache.put_paper(loaded.idv, self.parser_version, loaded)
+        if _settled(loaded):
+            size = self.cache.put_paper(loaded.idv, self.parser_version, loaded)
         elif ttl > 0:
-            self.cache.put_paper(loaded.idv, self.parser_version, loaded, ttl)
+            size = self.cache.put_paper(loaded.idv, self.parser_version, loaded, ttl)
         if ref.idv != loaded.idv and ttl > 0:
             self.cache.put_latest(ref.idv, loaded.idv, ttl)
+        return size
+
+
+def _libc() -> ctypes.CDLL | None:
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim  # noqa: B018 - glibc only
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+_LIBC = _libc()
+
+
+def release_freed_memory() -> None:
+    """Hand the heap memory Python has freed back to the system (glibc; elsewhere nothing)."""
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _settled(loaded: LoadedPaper) -> bool:
+    return loaded.version is not None and loaded.version_confirmed
 
 
 def _loaded(document: Any, page: FetchedPage) -> LoadedPaper:
