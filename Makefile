@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 export PAPERANCHOR_CORPUS ?= $(abspath ../shared/corpus)
 
-.PHONY: run test lint fixtures golden install soak soak-hypothesis soak-atheris soak-reliability bench
+.PHONY: run test tools lint fixtures golden install soak soak-hypothesis soak-atheris soak-reliability bench
 
 $(BIN)/paperanchor: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,11 +17,15 @@ install: $(BIN)/paperanchor
 
 ## run: serve the bundled sample papers (fixtures/html) offline
 run: install
-	PAPERANCHOR_LOCAL_DIR=$(abspath fixtures/html) PAPERANCHOR_OFFLINE=1 $(BIN)/paperanchor serve
+	PAPERANCHOR_LOCAL_DIR=$(abspath fixtures/html) PAPERANCHOR_OFFLINE=1 $(BIN)/paperanchor serve --port $(PORT)
 
-## test: the whole test suite
-test: install
+## test: the whole test suite; first installs the programs its tests need (scripts/ensure-tools.sh)
+test: tools install
 	$(BIN)/pytest -q
+
+## tools: install what the tests need with apt-get when root on Debian, else print the command
+tools:
+	@bash scripts/ensure-tools.sh
 
 lint: install
 	$(BIN)/ruff check src tests

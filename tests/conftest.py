@@ -52,12 +52,35 @@ def stop_process(process: Any, seconds: float = 15) -> None:
 
 
 def require_program(available: bool, reason: str) -> None:
-    """Skip when a program is missing, except under CI=true where the missing program fails."""
+    """Skip when a program is missing, except under CI=true where the missing program fails;
+    either way the reason ends with the one command that installs what the tests need."""
     if available:
         return
+    command = install_command()
+    if command:
+        reason = f"{reason}; to install what the tests need: {command}"
     if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
         pytest.fail(f"CI must provide it: {reason}")
     pytest.skip(reason)
+
+
+_INSTALL_COMMAND: list[str] = []
+
+
+def install_command() -> str:
+    """What scripts/ensure-tools.sh says installs the missing programs ('' when none are)."""
+    import subprocess
+
+    if not _INSTALL_COMMAND:
+        result = subprocess.run(
+            ["bash", str(ROOT / "scripts" / "ensure-tools.sh"), "--command"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        _INSTALL_COMMAND.append(result.stdout.strip())
+    return _INSTALL_COMMAND[0]
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,12 @@ responses. Every response closes its connection, so each upstream request is one
 
     arXiv   {base_url}/html/<ref>        (PAPERANCHOR_ARXIV_HTML_URL = replay.arxiv_url)
     ar5iv   {base_url}/ar5iv/html/<ref>  (PAPERANCHOR_AR5IV_URL = replay.ar5iv_url)
+    arXiv API         {base_url}/api/query?…   (PAPERANCHOR_ARXIV_API_URL = replay.arxiv_api_url)
+    Semantic Scholar  {base_url}/graph/v1/…    (PAPERANCHOR_S2_URL = replay.s2_url)
+
+The two APIs answer what the corpus recorded (corpus/atom and corpus/s2, see `Recordings`),
+with the recorded status, matched on the request's path and query; an unrecorded request
+under them is a 404 that says so.
 
 Unscripted paths follow the real services: the corpus pages below are served, arXiv answers
 other ids 404 ("No HTML for …" for the ar5iv-only papers), ar5iv redirects unknown ids to
@@ -17,6 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
+import json
 import random
 import re
 import threading
@@ -25,9 +33,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 ARXIV = "/html"
 AR5IV = "/ar5iv/html"
+ARXIV_API = "/api/query"
+S2_API = "/graph/v1"
 HTML = (("Content-Type", "text/html; charset=utf-8"),)
 
 # Papers the replay serves without a script: arXiv id -> (corpus file, arXiv's latest version).
@@ -58,6 +69,8 @@ class Request:
 
 _REASONS = {
     200: "OK",
+    400: "Bad Request",
+    403: "Forbidden",
     301: "Moved Permanently",
     302: "Found",
     404: "Not Found",
@@ -140,10 +153,27 @@ class Replay:
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._thread: threading.Thread | None = None
+        self._recordings: Recordings | None = None
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def arxiv_api_url(self) -> str:
+        return self.base_url + ARXIV_API
+
+    @property
+    def s2_url(self) -> str:
+        return self.base_url + S2_API
+
+    @property
+    def recordings(self) -> Recordings:
+        """The recorded arXiv API and Semantic Scholar answers, indexed once."""
+        with self._lock:
+            if self._recordings is None:
+                self._recordings = Recordings(self.corpus_html.parent)
+            return self._recordings
 
     @property
     def arxiv_url(self) -> str:
@@ -188,6 +218,8 @@ class Replay:
         env = {
             "PAPERANCHOR_ARXIV_HTML_URL": self.arxiv_url,
             "PAPERANCHOR_AR5IV_URL": self.ar5iv_url,
+            "PAPERANCHOR_ARXIV_API_URL": self.arxiv_api_url,
+            "PAPERANCHOR_S2_URL": self.s2_url,
             "PAPERANCHOR_MIN_GAP_S": "0",
             "PAPERANCHOR_MAX_RETRIES": "2",
             "PAPERANCHOR_TIMEOUT_S": "5",
@@ -284,10 +316,14 @@ class Replay:
             if ":" in line:
                 name, value = line.split(":", 1)
                 headers[name.strip().lower()] = value.strip()
+        length = headers.get("content-length", "0")
+        body = await reader.readexactly(int(length)) if length.isdigit() and int(length) else b""
         with self._lock:
             self._log.append(Request(method, target, arrived, headers))
             queue = self._scripts.get(target)
             reply = (queue.pop(0) if len(queue) > 1 else queue[0]) if queue else None
+        if reply is None and target.startswith((ARXIV_API, S2_API + "/")):
+            reply = self.recordings.reply(method, target, body)
         if reply is None:
             reply = self._default(target)
         await self._send(writer, reply, head_only=method == "HEAD")
@@ -333,6 +369,167 @@ class Replay:
             if re.sub(r"v\d+$", "", ref) in AR5IV_PAPERS:
                 return no_html(ref)
         return not_found()
+
+
+# -- recorded API answers --------------------------------------------------------------------
+
+# arXiv treats an absent parameter as its default: a request and a recording that differ only
+# there ask arXiv the same thing.
+_ARXIV_DEFAULTS = {
+    "search_query": "",
+    "id_list": "",
+    "start": "0",
+    "max_results": "10",
+    "sortBy": "relevance",
+    "sortOrder": "descending",
+}
+_ECHO_LINK = re.compile(rb'<link href="([^"]*/api/query[^"]*)"')
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """One recorded answer: where it was asked, what came back, from which corpus file."""
+
+    method: str
+    path: str
+    query: tuple[tuple[str, str], ...]
+    request_body: str | None
+    status: int
+    content_type: str
+    file: Path
+    # the feed's own echo of its request omits the sort: such a recording matches any sort
+    sort_recorded: bool = True
+
+    @property
+    def target(self) -> str:
+        """The request target to send for this recording (path and encoded query)."""
+        from urllib.parse import quote, urlencode
+
+        query = urlencode(self.query, quote_via=quote, safe=":,/")
+        return quote(self.path, safe="/:") + (f"?{query}" if query else "")
+
+    def reply(self) -> Reply:
+        return Reply(self.status, self.file.read_bytes(), (("Content-Type", self.content_type),))
+
+
+class Recordings:
+    """corpus/atom and corpus/s2 indexed by request: each `.meta.json`'s method, URL, status.
+
+    An Atom file without a `.meta.json` is indexed by the request its feed echoes (its
+    `<link href>`), answered 200; that echo leaves out sortBy, so it matches any sort. An
+    id_list request without a search_query also matches a recording of the same ids whose
+    max_results differs, when both cover every id: arXiv's answer then depends on the ids alone.
+    """
+
+    def __init__(self, corpus: Path) -> None:
+        self.corpus = corpus
+        self.all: list[Recorded] = []
+        for directory in (corpus / "atom", corpus / "s2"):
+            if directory.is_dir():
+                for path in sorted(directory.iterdir()):
+                    recorded = self._read(path)
+                    if recorded is not None:
+                        self.all.append(recorded)
+
+    def _read(self, path: Path) -> Recorded | None:
+        if path.name.endswith(".meta.json") or path.suffix not in (".xml", ".json"):
+            return None
+        meta_path = path.with_name(path.name.rsplit(".", 1)[0] + ".meta.json")
+        if meta_path.exists():
+            meta = json.loads(meta_path.read_text())
+            url = urlsplit(meta["url"])
+            return Recorded(
+                method=meta.get("method", "GET"),
+                path=unquote(url.path),
+                query=tuple(parse_qsl(url.query, keep_blank_values=True)),
+                request_body=meta.get("request_body") or meta.get("body"),
+                status=int(meta["status"]),
+                content_type=meta.get("content_type") or "application/octet-stream",
+                file=path,
+            )
+        if path.suffix != ".xml":
+            return None  # an S2 object whose request was not recorded
+        echo = _ECHO_LINK.search(path.read_bytes())
+        if echo is None:
+            return None
+        url = urlsplit(html.unescape(echo.group(1).decode()))
+        raw_query = unquote(url.query) if "=" not in url.query else url.query
+        return Recorded(
+            method="GET",
+            path=url.path,
+            query=tuple(parse_qsl(raw_query, keep_blank_values=True)),
+            request_body=None,
+            status=200,
+            content_type="application/atom+xml",
+            file=path,
+            sort_recorded=False,
+        )
+
+    def find(self, method: str, target: str, body: bytes = b"") -> Recorded | None:
+        """The recording that answers this request, or None."""
+        split = urlsplit(target)
+        path = unquote(split.path)
+        query = parse_qsl(split.query, keep_blank_values=True)
+        candidates = [r for r in self.all if r.method == method and r.path == path]
+        if path == ARXIV_API:
+            # the request as it was recorded first: two recordings may ask arXiv the same thing
+            exact = [r for r in candidates if sorted(r.query) == sorted(query)]
+            return exact[0] if exact else _arxiv_match(candidates, dict(query))
+        wanted_body = _json_key(body) if method == "POST" else None
+        for recorded in candidates:
+            if sorted(recorded.query) == sorted(query) and (
+                wanted_body is None or _json_key(recorded.request_body) == wanted_body
+            ):
+                return recorded
+        return None
+
+    def reply(self, method: str, target: str, body: bytes = b"") -> Reply:
+        recorded = self.find(method, target, body)
+        if recorded is None:
+            text = f"replay: no recorded answer for {method} {target}".encode()
+            return Reply(404, text, (("Content-Type", "text/plain; charset=utf-8"),))
+        return recorded.reply()
+
+
+def _canonical(params: dict[str, str], *, with_sort: bool = True) -> dict[str, str]:
+    kept = {k: v for k, v in params.items() if _ARXIV_DEFAULTS.get(k) != v}
+    if not with_sort:
+        kept.pop("sortBy", None)
+        kept.pop("sortOrder", None)
+    return kept
+
+
+def _arxiv_match(candidates: list[Recorded], params: dict[str, str]) -> Recorded | None:
+    for recorded in candidates:
+        with_sort = recorded.sort_recorded
+        if _canonical(dict(recorded.query), with_sort=with_sort) == _canonical(
+            params, with_sort=with_sort
+        ):
+            return recorded
+    ids = params.get("id_list", "")
+    if not ids or params.get("search_query"):
+        return None
+    wanted = len(ids.split(","))
+    for recorded in candidates:
+        theirs = dict(recorded.query)
+        if (
+            theirs.get("id_list") == ids
+            and not theirs.get("search_query")
+            and theirs.get("start", "0") == params.get("start", "0")
+            and int(theirs.get("max_results", "10")) >= wanted
+            and int(params.get("max_results", "10")) >= wanted
+        ):
+            return recorded
+    return None
+
+
+def _json_key(body: bytes | str | None) -> str | None:
+    if not body:
+        return None
+    try:
+        return json.dumps(json.loads(body), sort_keys=True)
+    except ValueError:
+        return None
 
 
 def _chunks(body: bytes, size: int) -> Iterable[bytes]:

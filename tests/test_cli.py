@@ -142,3 +142,27 @@ def test_serve_with_two_workers_answers_from_two_processes(tmp_path: Path) -> No
         server.terminate()
         _, log = server.communicate(timeout=30)
     assert log.count("Started server process") == 2
+
+
+# -- --debug: the traceback of an unexpected error, on request ---------------------------------
+
+BAD_PORT = {"PAPERANCHOR_PORT": "70000"}  # a setting the command cannot start with
+
+
+def test_an_unexpected_error_prints_one_line_and_points_at_debug() -> None:
+    result = run("outline", "local/short", env=BAD_PORT)
+
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "internal: unexpected ValidationError while serving the request",
+        "(run with --debug for the traceback)",
+    ]
+
+
+def test_debug_prints_the_traceback_that_names_the_cause() -> None:
+    result = run("--debug", "outline", "local/short", env=BAD_PORT)
+
+    assert result.returncode == 1
+    assert result.stderr.startswith("internal: unexpected ValidationError")
+    assert "Traceback (most recent call last):" in result.stderr
+    assert "PAPERANCHOR_PORT must be 0-65535, got 70000" in result.stderr

@@ -22,6 +22,12 @@ PURE = (
     "paperanchor.errors",
     "paperanchor.codec",
     "paperanchor.service",
+    "paperanchor.discovery.atom",
+    "paperanchor.discovery.query",
+    "paperanchor.discovery.categories",
+    "paperanchor.discovery.latex",
+    "paperanchor.discovery.bibtex",
+    "paperanchor.discovery.s2",
 )
 
 

@@ -239,6 +239,8 @@ def test_outline_has_the_spec_shape_and_extractive_inference() -> None:
         "tokens",
         "counts",
         "sections",
+        "quality",
+        "license",
     }
     assert result["authors"] == ["Mira Okonkwo", "Tobias Lindqvist"]
     assert [s["slug"] for s in result["sections"]] == [

@@ -22,7 +22,6 @@ from paperanchor.sources import (
     FetchedPage,
     Sources,
     parse_retry_after,
-    version_in_page,
     version_in_url,
 )
 from tests.replay import (
@@ -402,14 +401,23 @@ def _local_dir(tmp_path: Path, corpus: Path, files: dict[str, str | bytes]) -> P
     return directory
 
 
-def _marked(idv: str) -> bytes:
+_SECTION = (
+    '<section class="ltx_section" id="S1"><h2 class="ltx_title">1 Introduction</h2>'
+    '<div class="ltx_para" id="S1.p1"><p class="ltx_p">{text}</p></div></section>'
+)
+
+
+def _marked(idv: str, body_text: str = "An arXiv page.") -> bytes:
     return (
         f'<!DOCTYPE html><html><head><base href="/html/{idv}/"></head><body>'
-        '<article class="ltx_document"><p>arXiv page</p></article></body></html>'
+        f'<article class="ltx_document">{_SECTION.format(text=body_text)}</article></body></html>'
     ).encode()
 
 
-UNMARKED = b'<!DOCTYPE html><html><body><article class="ltx_document"></article></body></html>'
+UNMARKED = (
+    '<!DOCTYPE html><html><body><article class="ltx_document">'
+    f"{_SECTION.format(text='A page that names no version.')}</article></body></html>"
+).encode()
 
 
 @pytest.mark.parametrize(
@@ -453,12 +461,15 @@ def test_the_local_directory_is_asked_first_and_makes_no_request(
 ):
     files = {name: ARXIV_PAGE if value == "x" else value for name, value in files.items()}
     local = _local_dir(tmp_path, corpus, files)
+    settings = replay.settings(tmp_path / "cache", local_dir=local)
 
-    fetched = asyncio.run(fetch(replay.settings(tmp_path / "cache", local_dir=local), asked))
+    fetched = asyncio.run(fetch(settings, asked))
+    loaded = asyncio.run(load(settings, asked))
 
-    assert (fetched.source, fetched.ref.idv, fetched.version_confirmed) == ("local", idv, confirmed)
+    assert (loaded.source, loaded.idv, loaded.version_confirmed) == ("local", idv, confirmed)
     # the file's name only, never the server's folder; images resolve to this server's /files/
     assert fetched.source_url.endswith(served_from) and "/" not in fetched.source_url
+    assert loaded.source_url == fetched.source_url
     assert fetched.base_url == f"http://127.0.0.1:8000/files/{fetched.source_url}"
     assert b"ltx_document" in fetched.html
     assert replay.requests == []
@@ -467,9 +478,41 @@ def test_the_local_directory_is_asked_first_and_makes_no_request(
 def test_a_local_file_of_another_version_is_skipped_for_the_network(replay, tmp_path, corpus):
     local = _local_dir(tmp_path, corpus, {"2501.11120.html": _marked("2501.11120v9")})
 
-    fetched = asyncio.run(fetch(replay.settings(tmp_path, local_dir=local), "2501.11120v1"))
+    loaded = asyncio.run(load(replay.settings(tmp_path, local_dir=local), "2501.11120v1"))
 
-    assert fetched.source == "arxiv" and replay.paths() == ["/html/2501.11120v1"]
+    assert loaded.source == "arxiv" and replay.paths() == ["/html/2501.11120v1"]
+
+
+def test_a_version_named_only_in_the_body_text_is_not_the_pages_version(replay, tmp_path):
+    # "an earlier version appeared as arXiv:2402.01234v3": a paragraph names a version, but only
+    # the page's furniture (its <base href>, arXiv's watermark) says which version it is.
+    body = UNMARKED.replace(
+        b"A page that names no version.",
+        b"An earlier version appeared as arXiv:2402.01234v3 [cs.CL] 1 Feb 2024.",
+    )
+    replay.script("/html/2402.01234", page(body))
+
+    loaded = asyncio.run(load(replay.settings(tmp_path, latest_ttl_s=600), "2402.01234"))
+
+    assert (loaded.idv, loaded.version, loaded.version_confirmed) == ("2402.01234", None, False)
+    assert set(cache_entries(tmp_path)) == {f"paper:{PARSER_VERSION}:2402.01234"}
+
+
+def test_the_watermark_of_a_2026_page_confirms_its_version(replay, tmp_path):
+    # 2604.15597v1 has no <base href>; arXiv's watermark `arXiv:2604.15597v1 [cs.CL] …` names it
+    replay.script("/html/2604.15597", page(replay.corpus_page("2604.15597v1.arxiv.html")))
+
+    loaded = asyncio.run(load(replay.settings(tmp_path), "2604.15597"))
+
+    assert (loaded.idv, loaded.version, loaded.version_confirmed) == ("2604.15597v1", 1, True)
+
+
+def test_a_watermark_of_another_paper_is_no_evidence_of_this_ones_version(replay, tmp_path):
+    replay.script("/html/2501.00001", page(replay.corpus_page("2604.15597v1.arxiv.html")))
+
+    loaded = asyncio.run(load(replay.settings(tmp_path, latest_ttl_s=600), "2501.00001"))
+
+    assert (loaded.idv, loaded.version_confirmed) == ("2501.00001", False)
 
 
 def test_offline_serves_the_local_directory(replay, tmp_path, corpus):
@@ -506,20 +549,6 @@ def test_an_unknown_local_document_is_not_found(replay, tmp_path, corpus):
 )
 def test_the_version_is_read_from_the_final_url(url, paper, version):
     assert version_in_url(url, paper) == version
-
-
-@pytest.mark.parametrize(
-    ("html", "version"),
-    [
-        (b'<head><base href="/html/1706.03762v7/"></head>', 7),
-        (b"<p>arXiv:1706.03762v5 [cs.CL] 2 Aug 2023</p>", 5),
-        (b"<p>arXiv:1706.037621v5</p>", None),  # another paper's marker
-        (b"<p>cites arXiv:1807.00001v2</p>", None),
-        (b"<p>no marker</p>", None),
-    ],
-)
-def test_the_version_is_read_from_the_page_markers_of_this_paper_only(html, version):
-    assert version_in_page(html, "1706.03762") == version
 
 
 def test_retry_after_is_read_as_seconds_or_an_http_date():
@@ -559,3 +588,56 @@ def test_settings_are_read_from_the_environment(monkeypatch, tmp_path):
 def test_a_setting_out_of_range_is_refused_with_its_variable_named(field, value, message):
     with pytest.raises(ValidationError, match=message):
         Settings(_env_file=None, **{field: value})
+
+
+# -- failed renderings (SPEC §2): a conversion that died before the body is not a paper ------
+
+FAILED_PAGE = "2608.30667v1.arxiv.html"
+
+
+def _fixture_page(name: str) -> bytes:
+    return (
+        Path(__file__).resolve().parent.parent / "fixtures" / "html" / f"{name}.html"
+    ).read_bytes()
+
+
+def test_a_failed_arxiv_rendering_is_passed_over_for_a_good_ar5iv_one(replay, tmp_path):
+    # arXiv serves the failed oxide conversion; ar5iv has our fixture paper `short`
+    replay.script("/html/2409.00001v1", page(replay.corpus_page(FAILED_PAGE)))
+    replay.script("/ar5iv/html/2409.00001", page(_fixture_page("short")))
+
+    loaded = asyncio.run(load(replay.settings(tmp_path), "2409.00001v1"))
+
+    assert loaded.source == "ar5iv" and loaded.document.quality == "ok"
+    assert loaded.document.title.text == "Sparse Anchoring for Incremental Document Alignment"
+    assert replay.paths() == ["/html/2409.00001v1", "/ar5iv/html/2409.00001"]
+    # only the good rendering is cached, as ar5iv's (its version unconfirmed)
+    assert set(cache_entries(tmp_path)) == {
+        f"paper:{PARSER_VERSION}:2409.00001",
+        "latest:2409.00001v1",
+    }
+
+
+def test_a_failed_rendering_no_source_betters_is_served_as_failed_and_never_cached(
+    replay, tmp_path
+):
+    replay.script("/html/2608.30667", page(replay.corpus_page(FAILED_PAGE)))
+
+    loaded = asyncio.run(load(replay.settings(tmp_path), "2608.30667"))
+    again = asyncio.run(load(replay.settings(tmp_path), "2608.30667"))
+
+    assert loaded.document.quality == "failed" and loaded.document.sections == ()
+    assert (loaded.source, loaded.idv, loaded.version_confirmed) == ("arxiv", "2608.30667v1", True)
+    assert again.document.quality == "failed"
+    # asked of both sources each time: nothing of a failed rendering is cached
+    assert replay.paths() == ["/html/2608.30667", "/ar5iv/html/2608.30667"] * 2
+    assert cache_entries(tmp_path) == {}
+
+
+def test_a_failed_local_file_is_passed_over_for_the_network(replay, tmp_path, corpus):
+    local = _local_dir(tmp_path, corpus, {"2501.11120v1.html": FAILED_PAGE})
+
+    loaded = asyncio.run(load(replay.settings(tmp_path / "cache", local_dir=local), "2501.11120v1"))
+
+    assert loaded.source == "arxiv" and loaded.document.quality == "degraded"
+    assert replay.paths() == ["/html/2501.11120v1"]

@@ -10,23 +10,19 @@ from rapidfuzz import fuzz, process
 
 from paperanchor.errors import NotFound
 from paperanchor.tree import (
-    Bibliography,
-    Block,
     Document,
     Equation,
-    EquationGroup,
     Figure,
     Inline,
-    ListBlock,
-    Paragraph,
-    Quote,
+    Node,
     Section,
     Table,
     Text,
     Theorem,
+    Visit,
+    walk,
 )
 
-Node = Block
 _LEVEL_MARKER = re.compile(r"^[A-Za-z]+")
 _SHORT = {"F": re.compile(r"^F(\d+)$"), "T": re.compile(r"^T(\d+)$"), "E": re.compile(r"^E(\d+)$")}
 _WORD = re.compile(r"[a-z0-9]+")
@@ -76,19 +72,19 @@ class AnchorIndex:
     slugs: dict[str, str] = field(default_factory=dict)
     slug_of: dict[str, str] = field(default_factory=dict)
     alias_of: dict[str, str] = field(default_factory=dict)
+    labels: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(kind, printed label) -> node id: ("section", "3.2"), ("table", "ii"), ("figure", "3b")."""
     folded: dict[str, str] = field(default_factory=dict)
     sections: list[Section] = field(default_factory=list)
     panel_ids: set[str] = field(default_factory=set)
     note_sections: dict[str, tuple[str, str]] = field(default_factory=dict)
+    _slug_next: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def build(cls, document: Document, paper_label: str) -> AnchorIndex:
         index = cls(document, paper_label)
-        if document.abstract is not None:
-            index._walk(document.abstract, "abstract", "abstract")
-        for block in document.blocks:
-            top = block.id
-            index._walk(block, top, top)
+        for visit in walk(document.roots()):
+            index._add(visit)
         for note_id, note in document.footnotes.items():
             if note_id not in index.nodes:
                 section_id, top_id = index.note_sections.get(note_id, ("", ""))
@@ -98,47 +94,70 @@ class AnchorIndex:
             for key, value in table.items():
                 target = value if isinstance(value, str) else key
                 index.folded.setdefault(key.lower(), target)
+        index._slug_next.clear()
         return index
 
-    def _walk(self, node: Node, section_id: str, top_id: str) -> None:
+    def _add(self, visit: Visit) -> None:
+        node = visit.node
+        section_id = visit.section.id if visit.section is not None else visit.top.id
         if isinstance(node, Section):
-            section_id = node.id
             self.sections.append(node)
             alias = section_alias(node.id)
             if alias:
                 self.aliases.setdefault(alias, node.id)
                 self.alias_of[node.id] = alias
-            base = slugify(node.title.text) or slugify(node.kind) or "section"
-            slug = base
-            count = 1
-            while slug in self.slugs:
-                count += 1
-                slug = f"{base}-{count}"
+            slug = self._new_slug(slugify(node.title.text) or slugify(node.kind) or "section")
             self.slugs[slug] = node.id
             self.slug_of[node.id] = slug
-        self.nodes.setdefault(node.id, Located(node, section_id, top_id))
+        self.nodes.setdefault(node.id, Located(node, section_id, visit.top.id))
         if isinstance(node, Text):
             for note_id in node.notes:
-                self.note_sections.setdefault(note_id, (section_id, top_id))
-        if isinstance(node, Figure | Table | Equation):
+                self.note_sections.setdefault(note_id, (section_id, visit.top.id))
+        is_panel = isinstance(node, Figure | Table) and isinstance(visit.parent, Figure | Table)
+        if is_panel:
+            self.panel_ids.add(node.id)
+        elif isinstance(node, Figure | Table | Equation):
             short = short_alias(node.id)
-            if short and node.id not in self.panel_ids:
+            if short:
                 self.aliases.setdefault(short, node.id)
                 self.alias_of.setdefault(node.id, short)
-        for child in _children(node):
-            if isinstance(child, Figure | Table) and isinstance(node, Figure | Table):
-                self.panel_ids.add(child.id)
-            self._walk(child, section_id, top_id)
+        for key in printed_labels(node, visit.parent):
+            self.labels.setdefault(key, node.id)
+
+    def _new_slug(self, base: str) -> str:
+        """`base`, else `base-2`, `base-3` … in document order; linear in the number of
+        sections however many share a title (a counter per base, not a scan from 2)."""
+        count = self._slug_next.get(base, 1)
+        slug = base if count == 1 else f"{base}-{count}"
+        while slug in self.slugs:
+            count += 1
+            slug = f"{base}-{count}"
+        self._slug_next[base] = count + 1
+        return slug
 
     def resolve(self, anchor: str) -> Located:
-        """Exact id, alias, slug, then the same case-insensitively; else `not-found`."""
+        """Exact id, alias, slug, printed label, then the same case-insensitively (SPEC §3)."""
+        node_id = self.quick(anchor)
+        if node_id is not None:
+            return self.nodes[node_id]
+        raise NotFound(self._not_found_detail(anchor.strip()))
+
+    def quick(self, anchor: str) -> str | None:
+        """The node id `anchor` names, found without fuzzy matching, or None."""
         key = anchor.strip()
         node_id = (
-            key if key in self.nodes else self.aliases.get(key) or self.slugs.get(key)
-        ) or self.folded.get(key.lower())
-        if node_id and node_id in self.nodes:
-            return self.nodes[node_id]
-        raise NotFound(self._not_found_detail(key))
+            (key if key in self.nodes else self.aliases.get(key) or self.slugs.get(key))
+            or self._printed(key)
+            or self.folded.get(key.lower())
+        )
+        return node_id if node_id and node_id in self.nodes else None
+
+    def _printed(self, anchor: str) -> str | None:
+        for key in label_queries(anchor):
+            node_id = self.labels.get(key)
+            if node_id is not None:
+                return node_id
+        return None
 
     def _not_found_detail(self, anchor: str) -> str:
         shown = anchor if len(anchor) <= 80 else anchor[:80] + "…"
@@ -180,17 +199,128 @@ class AnchorIndex:
         return out
 
 
-def _children(node: Node) -> list[Node]:
-    if isinstance(node, Section | Paragraph | Theorem | Quote):
-        return list(node.blocks)
-    if isinstance(node, EquationGroup):
-        return list(node.rows)
-    if isinstance(node, Figure):
-        return [*node.panels, *node.blocks]
-    if isinstance(node, Table):
-        return list(node.panels)
-    if isinstance(node, ListBlock):
-        return [b for item in node.items for b in item.blocks]
-    if isinstance(node, Bibliography):
-        return []
+# -- printed labels (SPEC §3): what a reader quotes from the text ----------------------------
+
+# The kind word a reader writes before a label, as the kind it names.
+_KIND_WORDS = {
+    "§": "section",
+    "section": "section",
+    "sections": "section",
+    "sec": "section",
+    "secs": "section",
+    "sect": "section",
+    "chapter": "section",
+    "ch": "section",
+    "subsection": "section",
+    "appendix": "appendix",
+    "app": "appendix",
+    "figure": "figure",
+    "figures": "figure",
+    "fig": "figure",
+    "figs": "figure",
+    "table": "table",
+    "tables": "table",
+    "tab": "table",
+    "tbl": "table",
+    "equation": "equation",
+    "equations": "equation",
+    "eq": "equation",
+    "eqs": "equation",
+    "eqn": "equation",
+    "theorem": "theorem",
+    "thm": "theorem",
+    "lemma": "lemma",
+    "lem": "lemma",
+    "definition": "definition",
+    "def": "definition",
+    "defn": "definition",
+    "corollary": "corollary",
+    "cor": "corollary",
+    "proposition": "proposition",
+    "prop": "proposition",
+    "remark": "remark",
+    "rem": "remark",
+    "example": "example",
+    "assumption": "assumption",
+    "conjecture": "conjecture",
+    "claim": "claim",
+    "hypothesis": "hypothesis",
+    "problem": "problem",
+    "question": "question",
+    "observation": "observation",
+    "fact": "fact",
+    "algorithm": "algorithm",
+    "alg": "algorithm",
+    "listing": "listing",
+}
+# A label is short; a longer anchor is not a printed label (and costs no pattern time).
+_LABEL_MAX = 40
+_QUERY = re.compile(r"^(?:(?P<word>§|[^\W\d_]{1,20})\.?\s*)?(?P<label>\S.{0,39})$")
+_PARENS = re.compile(r"^\((?P<inner>[^()]{1,38})\)$")
+_PANEL = re.compile(r"^(?P<figure>[\w.\-]{1,20}?)\s*\(?(?P<panel>[a-z])\)?$")
+_THEOREM_LABEL = re.compile(r"^(?P<word>[^\W\d_]+)\.?\s+(?P<number>[\w.\-]{1,20}?)[.:]?(?:\s|$)")
+
+
+def _label(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip(".:")
+
+
+def printed_labels(node: Node, parent: Node | None) -> list[tuple[str, str]]:
+    """The (kind, label) keys a node answers to by what the paper prints for it."""
+    if isinstance(node, Section):
+        if not node.number or node.kind in ("body", "abstract", "bibliography"):
+            return []
+        number = _label(node.number)
+        keys = [("section", number)]
+        if node.kind == "appendix" or (node.tag and node.tag.lower().startswith("appendix")):
+            keys.append(("appendix", number))
+        return keys
+    if isinstance(node, Figure | Table) and node.number:
+        number = _label(node.number)
+        if isinstance(parent, Figure | Table):
+            # a panel "(b)" of figure 3 is "Fig. 3b"
+            return [("figure", f"{_label(parent.number)}{number}")] if parent.number else []
+        if isinstance(node, Table):
+            return [("table", number)] if node.is_float else []
+        return [(node.kind if node.kind != "float" else "figure", number)]
+    if isinstance(node, Equation) and node.number:
+        return [("equation", _label(node.number))]
+    if isinstance(node, Theorem):
+        match = _THEOREM_LABEL.match(_label(node.label.text) + " ")
+        if match:
+            word = _KIND_WORDS.get(match["word"], match["word"])
+            number = match["number"]
+            return list(dict.fromkeys([(word, number), (node.kind, number)]))
     return []
+
+
+def label_queries(anchor: str) -> list[tuple[str, str]]:
+    """The (kind, label) keys an anchor may mean, most specific first: `Table 2` is a table,
+    `(4)` an equation, a bare `3.2` a section (an appendix's `A` among them)."""
+    text = anchor.strip().lower()
+    if not text or len(text) > _LABEL_MAX:
+        return []
+    match = _QUERY.match(text)
+    if match is None:
+        return []
+    word, label = match["word"], match["label"].strip().rstrip(".:")
+    kind = _KIND_WORDS.get(word) if word else None
+    if word and kind is None:
+        # not a kind word: the whole text is the label ("IV-A", "A.1")
+        kind, label = None, text.rstrip(".:")
+    parens = _PARENS.match(label)
+    if kind is None:
+        if parens:
+            return [("equation", parens["inner"].strip())]
+        return [("section", label), ("appendix", label)]
+    if kind == "equation" and parens:
+        return [("equation", parens["inner"].strip())]
+    if kind == "figure":
+        keys = [("figure", label)]
+        panel = _PANEL.match(label)
+        if panel:
+            keys.append(("figure", f"{panel['figure']}{panel['panel']}"))
+        return keys
+    if kind == "appendix":
+        return [("appendix", label), ("section", label)]
+    return [(kind, label)]

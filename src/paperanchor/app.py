@@ -1,9 +1,10 @@
 """The ASGI app: REST, MCP at /mcp and the HTML pages over one service (SPEC §6-§9).
 
-    metrics middleware          every request, by route template and status
-      rate-limit middleware     429 + Retry-After per client address (not /healthz, /metrics)
-        bug catcher             an unexpected exception -> 500 `internal`, traceback to the log
-          FastAPI router        /docs, /openapi.json, /mcp, REST routes, then the pages
+    metrics middleware            every request, by route template and status
+      host check                  421 unless `Host` names this server (SPEC §6), every route
+        rate-limit middleware     429 + Retry-After per client address (not /healthz, /metrics)
+          bug catcher             an unexpected exception -> 500 `internal`, traceback to the log
+            FastAPI router        /docs, /openapi.json, /mcp, REST routes, then the pages
 
 The MCP session manager runs inside the app's lifespan, next to the library it shares.
 """
@@ -28,7 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from paperanchor import __version__
 from paperanchor.api import mcp, pages, rest
 from paperanchor.api.arguments import invalid_arguments
-from paperanchor.api.limits import Rate, RateLimitMiddleware, TokenBuckets
+from paperanchor.api.limits import ClientLimit, Rate, RateLimitMiddleware
 from paperanchor.api.metrics import Metrics, RequestMetrics
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, RateLimited, internal
 from paperanchor.library import Library
@@ -63,10 +64,17 @@ def create_app(settings: Settings | None = None, *, library: Library | None = No
         host=settings.host,
     )
 
+    rate = Rate.parse(settings.rate_limit)
+    limit = ClientLimit(rate, settings.cache_url) if rate is not None else None
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with library, tools.session_manager.run():
-            yield
+            try:
+                yield
+            finally:
+                if limit is not None:
+                    await limit.aclose()
 
     app = FastAPI(
         title="paperanchor",
@@ -93,9 +101,16 @@ def create_app(settings: Settings | None = None, *, library: Library | None = No
     app.add_exception_handler(HTTPException, _on_http_exception)  # type: ignore[arg-type]
 
     app.add_middleware(_Bugs)  # innermost: the rate limit and the metrics see its 500s
-    rate = Rate.parse(settings.rate_limit)
-    if rate is not None:
-        app.add_middleware(RateLimitMiddleware, buckets=TokenBuckets(rate), refuse=_refuse)
+    if limit is not None:
+        app.add_middleware(RateLimitMiddleware, limit=limit, refuse=_refuse)
+    if settings.public_url is None and not _is_loopback(settings.host):
+        logger.warning(
+            "listening on %s without PAPERANCHOR_PUBLIC_URL: only requests with Host %s are "
+            "answered, the others 421 (SPEC §6)",
+            settings.host,
+            settings.host,
+        )
+    app.add_middleware(HostCheck, settings=settings)  # before the rate limit counts the request
     app.add_middleware(RequestMetrics, metrics=metrics, routes=app.router.routes)
     return app
 
@@ -119,23 +134,38 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     return app.openapi_schema
 
 
-def transport_security(settings: Settings) -> TransportSecuritySettings:
-    """DNS-rebinding protection for a server bound to loopback: only its own names may call.
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
-    A page on another site could otherwise make the browser post to 127.0.0.1/mcp. A server
-    bound to a public address is reachable anyway, so the check would only get in the way.
-    """
-    if not _is_loopback(settings.host):
-        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
-    public = urlsplit(settings.public_base)
-    if public.netloc and public.netloc not in hosts:
-        hosts.append(public.netloc)
-    origins = [f"http://{host}" for host in hosts[:3]]
-    origins.append(f"{public.scheme}://{public.netloc}")
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
-    )
+
+def allowed_hostnames(settings: Settings) -> frozenset[str]:
+    """The names a request's `Host` may carry (SPEC §6): the public URL's host, and on a loopback
+    bind the loopback names. A page elsewhere that points its own name at this address (DNS
+    rebinding) sends its own name, and is refused; ports are not compared."""
+    names = {urlsplit(settings.public_base).hostname or ""}
+    if _is_loopback(settings.host):
+        names.update(LOOPBACK_NAMES)
+    names.discard("")
+    return frozenset(names)
+
+
+def request_hostname(host: str) -> str | None:
+    """`Host: [::1]:8000` -> `::1`, `Example.ORG:443` -> `example.org`; None when unreadable."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        name, bracket, port = host[1:].partition("]")
+        if not bracket or (port and not port.startswith(":")):
+            return None
+        return name
+    name, _, port = host.partition(":")
+    if ":" in port:
+        return None
+    return name
+
+
+def transport_security(_: Settings) -> TransportSecuritySettings:
+    """The MCP SDK's own Host and Origin check is off: `HostCheck` applies the one rule to every
+    route, /mcp included (the SDK's compares names case-sensitively, and only on /mcp)."""
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 def _is_loopback(host: str) -> bool:
@@ -145,6 +175,45 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+class HostCheck:
+    """Refuses a request whose `Host` is not one of this server's names with 421 (SPEC §6), and
+    one a browser sends from a page of another site (`Origin`) with 403, in the route's wire
+    form, on every route: REST, /mcp, the pages, /healthz and /metrics."""
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.names = allowed_hostnames(settings)
+        self.public = settings.public_base
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        host, origin = _header(scope, b"host"), _header(scope, b"origin")
+        error: PaperAnchorError | None = None
+        where = f"{scope['method']} {shown(scope['path'])}"
+        if host is None or request_hostname(host) not in self.names:
+            named = "no Host" if host is None else f"Host {shown(host)!r}"
+            error = _MisdirectedRequest(
+                f"{where}: {named} is not this server ({self.public}); "
+                "set PAPERANCHOR_PUBLIC_URL to the name clients use"
+            )
+        elif origin is not None and _origin_hostname(origin) not in self.names:
+            error = _CrossSite(f"{where}: a page of {shown(origin)!r} may not call this server")
+        if error is None:
+            await self.app(scope, receive, send)
+        else:
+            await error_answer(error, scope["path"], _accept(scope))(scope, receive, send)
+
+
+def _origin_hostname(origin: str) -> str | None:
+    # `Origin: null` (a sandboxed frame, a file) and anything unreadable name no host
+    try:
+        return urlsplit(origin.strip()).hostname
+    except ValueError:
+        return None
 
 
 # -- errors: each request gets the wire form of the route it asked for -----------------------
@@ -185,13 +254,29 @@ class _MethodNotAllowed(BadRequest):
     status = 405
 
 
+class _CrossSite(BadRequest):
+    """A `bad-request` with 403: a browser page of another site calls the server."""
+
+    status = 403
+
+
+class _MisdirectedRequest(BadRequest):
+    """A `bad-request` with 421 Misdirected Request: the Host names another server (SPEC §6)."""
+
+    status = 421
+
+
 def _refuse(scope: Scope, error: RateLimited) -> ASGIApp:
     return error_answer(error, scope["path"], _accept(scope))
 
 
 def _accept(scope: Scope) -> str | None:
+    return _header(scope, b"accept")
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope["headers"]:
-        if key == b"accept":
+        if key == name:
             return str(value.decode("latin-1"))
     return None
 

@@ -6,8 +6,10 @@ import argparse
 import asyncio
 import gzip
 import json
+import logging.config
 import os
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -184,19 +186,20 @@ async def _fetch_all(references: list[str]) -> int:
     return 1 if failed else 0
 
 
-# TCP_NODELAY on every connection; see the module's docstring
-HTTP_PROTOCOL = "paperanchor.api.transport:NoDelayHttp"
-
-
 def _serve(args: argparse.Namespace) -> int:
     """`paperanchor serve`: REST, MCP at /mcp and the pages, in one uvicorn server."""
     import uvicorn
 
+    from paperanchor.api.logs import log_config
+    from paperanchor.api.transport import raise_open_file_limit, server_options
     from paperanchor.app import create_app
     from paperanchor.settings import get_settings
 
+    logging.config.dictConfig(log_config())  # before the MCP SDK installs a handler of its own
+    raise_open_file_limit()  # before the connection cap is fitted to it; workers inherit it
     flags = {"host": args.host, "port": args.port, "public_url": args.public_url}
     overrides = {name: value for name, value in flags.items() if value is not None}
+    common: dict[str, Any] = {"log_level": args.log_level, "log_config": log_config()}
     if args.workers > 1:
         # Worker processes build their own app from the environment: hand the flags over there.
         for name, value in overrides.items():
@@ -206,11 +209,10 @@ def _serve(args: argparse.Namespace) -> int:
             "paperanchor.app:create_app",
             factory=True,
             workers=args.workers,
-            http=HTTP_PROTOCOL,
             host=settings.host,
             port=settings.port,
-            log_level=args.log_level,
-            server_header=False,
+            **common,
+            **server_options(settings, workers=args.workers),
         )
         return 0
     settings = get_settings()
@@ -221,9 +223,8 @@ def _serve(args: argparse.Namespace) -> int:
         host=settings.host,
         port=settings.port,
         workers=1,  # explicit: uvicorn would otherwise read WEB_CONCURRENCY
-        http=HTTP_PROTOCOL,
-        log_level=args.log_level,
-        server_header=False,
+        **common,
+        **server_options(settings),
     )
     return 0
 
@@ -248,6 +249,11 @@ def _parser() -> argparse.ArgumentParser:
         prog="paperanchor",
         description="Read scientific papers one section at a time. PAPER is an HTML file or an "
         "arXiv reference (1706.03762, arXiv:1706.03762v7, an arxiv.org URL, local/<name>).",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="on an unexpected error, print its traceback after the `internal:` line",
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -302,8 +308,12 @@ def main(argv: list[str] | None = None) -> int:
         # the reader went away (`| head`): stop quietly, as other Unix tools do
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return 0
-    except Exception as exc:  # never a traceback on the command line
+    except Exception as exc:  # no traceback on the command line unless asked for
         print(internal(exc).wire_text(), file=sys.stderr)
+        if args.debug:
+            traceback.print_exception(exc, file=sys.stderr)
+        else:
+            print("(run with --debug for the traceback)", file=sys.stderr)
         return 1
 
 

@@ -5,22 +5,27 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import hashlib
+import logging
 import math
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
 from paperanchor.codec import Codec
+from paperanchor.errors import BadRequest, NotFound
 from paperanchor.flight import SingleFlight
-from paperanchor.refs import PaperRef
+from paperanchor.refs import PaperRef, parse_ref
 from paperanchor.settings import Settings
 from paperanchor.shared import Shared
 from paperanchor.sources import FetchedPage, Sources
 from paperanchor.store import PaperCache, Store, open_store
 from paperanchor.tree import Document
+
+log = logging.getLogger(__name__)
 
 Parse = Callable[[bytes, str], Any]
 
@@ -159,47 +164,80 @@ class Library:
         return cached
 
     async def _fetch(self, ref: PaperRef) -> LoadedPaper:
-        """Fetch and parse `ref`, then cache it (a local document: its parse only)."""
-        self.fetches += 1
-        page = await self.sources.fetch(ref)
-        if page.source == "local":
-            return await self._local_paper(page)
-        base_url = page.base_url or page.source_url
-        document = await asyncio.to_thread(self._parse, page.html, base_url)
-        loaded = _loaded(document, page)
-        size = await asyncio.to_thread(self._remember, ref, loaded)
-        self._keep(loaded.idv, loaded, settled=_settled(loaded), size=size or len(page.html))
-        if len(page.html) >= TRIM_AFTER_BYTES:
-            await asyncio.to_thread(release_freed_memory)
-        return loaded
+        """Fetch and parse `ref` from the first source with a readable rendering of it, then
+        cache it (a local document: its parse only).
 
-    async def _local_paper(self, page: FetchedPage) -> LoadedPaper:
+        A source's page is parsed before the next source is asked: a local `<id>.html` of
+        another version than the one asked for is passed over, and so is a failed rendering
+        (a conversion that died before the body, SPEC §2), which is served only when no
+        source has better, and then never cached.
+        """
+        self.fetches += 1
+        failed: LoadedPaper | None = None
+        try:
+            async with aclosing(self.sources.pages(ref)) as pages:
+                async for page in pages:
+                    if page.source == "local":
+                        found = await self._local_paper(page)
+                        if found is None:
+                            continue  # the file holds another version than the one asked for
+                        loaded, size = found
+                    else:
+                        base_url = page.base_url or page.source_url
+                        document = await asyncio.to_thread(self._parse, page.html, base_url)
+                        resolved = _resolved(document, page)
+                        if resolved is None:
+                            continue
+                        loaded, size = resolved, 0
+                    if _quality(loaded.document) == "failed":
+                        log.info("%s's rendering of %s failed; asking on", page.source, ref.idv)
+                        failed = failed or loaded
+                        continue
+                    if loaded.source != "local":
+                        size = await asyncio.to_thread(self._remember, ref, loaded)
+                        settled = _settled(loaded)
+                        self._keep(loaded.idv, loaded, settled=settled, size=size or len(page.html))
+                    if max(size, len(page.html)) >= TRIM_AFTER_BYTES:
+                        await asyncio.to_thread(release_freed_memory)
+                    return loaded
+        except NotFound:
+            if failed is None:
+                raise
+        assert failed is not None
+        return failed
+
+    async def _local_paper(self, page: FetchedPage) -> tuple[LoadedPaper, int] | None:
+        """A local page's paper and the size of its entry, its parse cached by the file's bytes
+        (None when its furniture names another version than the one asked for). The paper
+        held in memory is answered again while it is the same, so its views are kept too."""
         # A local file can change under the same name: key its parse by its bytes.
         digest = hashlib.sha256(page.base_url.encode() + b"\0" + page.html).hexdigest()
         key = f"local-sha256:{digest}"
-        kept_as = f"{key}:{page.ref.idv}"
-        kept = self._recall(kept_as)
-        if kept is not None:
+        held = self._recall(key)
+        size = 0
+        if held is not None:
             self.cache_hits += 1
-            return kept
-        found = await asyncio.to_thread(self.cache.read_paper, key, self.parser_version)
-        if found is not None:
-            self.cache_hits += 1
-            loaded, size = _loaded(found[0].document, page), found[1]
+            document = held.document
         else:
-            base_url = page.base_url or page.source_url
-            document = await asyncio.to_thread(self._parse, page.html, base_url)
-            loaded = _loaded(document, page)
-            ttl = self.settings.latest_ttl_s
-            size = 0
-            if ttl > 0:
-                size = await asyncio.to_thread(
-                    self.cache.put_paper, key, self.parser_version, loaded, ttl
-                )
-        self._keep(kept_as, loaded, settled=True, size=size or len(page.html))
-        if max(size, len(page.html)) >= TRIM_AFTER_BYTES:
-            await asyncio.to_thread(release_freed_memory)
-        return loaded
+            found = await asyncio.to_thread(self.cache.read_paper, key, self.parser_version)
+            if found is not None:
+                self.cache_hits += 1
+                document, size = found[0].document, found[1]
+            else:
+                base_url = page.base_url or page.source_url
+                document = await asyncio.to_thread(self._parse, page.html, base_url)
+                ttl = self.settings.latest_ttl_s
+                if ttl > 0:
+                    entry = _entry(document, page)
+                    put = self.cache.put_paper
+                    size = await asyncio.to_thread(put, key, self.parser_version, entry, ttl)
+        loaded = _resolved(document, page)
+        if loaded is None:
+            return None
+        if held is not None and _same(held, loaded):
+            return held, size
+        self._keep(key, loaded, settled=True, size=size or len(page.html))
+        return loaded, size
 
     def _cached(self, ref: PaperRef) -> LoadedPaper | None:
         """The cached paper for `ref` (runs in a worker thread: the store is blocking I/O)."""
@@ -297,13 +335,59 @@ def _settled(loaded: LoadedPaper) -> bool:
     return loaded.version is not None and loaded.version_confirmed
 
 
-def _loaded(document: Any, page: FetchedPage) -> LoadedPaper:
+def _entry(document: Document, page: FetchedPage) -> LoadedPaper:
+    """What a local document's cache entry holds: its tree (the rest is resolved per request)."""
+    ref = page.ref
+    return LoadedPaper(
+        document, ref.paper, ref.idv, ref.version, False, page.source, page.source_url
+    )
+
+
+def _same(held: LoadedPaper, loaded: LoadedPaper) -> bool:
+    """Whether two papers are the same tree with the same header (the tree by identity)."""
+    return held.document is loaded.document and all(
+        getattr(held, name) == getattr(loaded, name)
+        for name in ("paper", "idv", "version", "version_confirmed", "source", "source_url")
+    )
+
+
+def _quality(document: Any) -> str:
+    return str(getattr(document, "quality", "ok"))
+
+
+def _resolved(document: Any, page: FetchedPage) -> LoadedPaper | None:
+    """The paper a parsed page is, its version settled (SPEC §2, Versions): from where it was
+    found (the final URL, a local file's name), else from the page's own furniture (its
+    `<base href>` or arXiv's watermark, read by the parser into `page_idv`), never from body
+    text. ar5iv's version stays unconfirmed. None when a local file's furniture names another
+    version than the one asked for."""
+    ref = page.ref
+    confirmed = page.version_confirmed
+    named = _furniture_version(getattr(document, "page_idv", None), ref)
+    if ref.version is None and named is not None and not ref.is_local:
+        asked = page.asked
+        if page.source == "local" and asked is not None and asked.version not in (None, named):
+            return None
+        ref = ref.with_version(named)
+        confirmed = page.source != "ar5iv"
     return LoadedPaper(
         document=document,
-        paper=page.ref.paper,
-        idv=page.ref.idv,
-        version=page.ref.version,
-        version_confirmed=page.version_confirmed,
+        paper=ref.paper,
+        idv=ref.idv,
+        version=ref.version,
+        version_confirmed=confirmed,
         source=page.source,
         source_url=page.source_url,
     )
+
+
+def _furniture_version(page_idv: str | None, ref: PaperRef) -> int | None:
+    """The version in a page's furniture when it names this paper (a watermark or base of
+    another paper is no evidence)."""
+    if not page_idv or ref.is_local:
+        return None
+    try:
+        named = parse_ref(page_idv)
+    except BadRequest:
+        return None
+    return named.version if named.paper == ref.paper else None

@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from paperanchor.errors import BadRequest
 from paperanchor.refs import shown
 from paperanchor.render.markdown import notes_in
 from paperanchor.render.text import plain_text
-from paperanchor.tree import (
-    Block,
-    Document,
-    Figure,
-    ListBlock,
-    Paragraph,
-    Quote,
-    Section,
-    Table,
-    Text,
-    Theorem,
-)
+from paperanchor.tree import Document, Figure, Paragraph, Table, Text, walk
 
 SNIPPET_RADIUS = 150
 # Each distinct word is counted in every paragraph: a 100 kB query of 20,000 words held the
@@ -46,49 +34,28 @@ class Hit:
 
 
 def units(document: Document) -> list[Unit]:
-    """Paragraphs in document order; the abstract, captions and footnotes count as paragraphs."""
+    """Paragraphs in document order; the abstract, captions and footnotes count as paragraphs.
+
+    A paragraph is one unit with everything inside it; a text run outside any paragraph (in a
+    list item, a theorem, a letter's body) is a unit of its own.
+    """
     found: list[Unit] = []
     note_home: dict[str, str] = {}
-    if document.abstract is not None:
-        found.extend(_units(document.abstract.blocks, "abstract", note_home))
-    found.extend(_units(document.blocks, "", note_home))
+    for visit in walk(document.roots()):
+        node = visit.node
+        section_id = visit.section.id if visit.section is not None else ""
+        if isinstance(node, Paragraph | Text) and visit.paragraph is None:
+            text = plain_text(node)
+            if text:
+                found.append(Unit(node.id, section_id, text))
+            for note_id in notes_in([node]):
+                note_home.setdefault(note_id, section_id)
+        elif isinstance(node, Figure | Table) and node.caption.text:
+            found.append(Unit(node.id, section_id, f"{node.tag} {node.caption.text}".strip()))
     for note in document.footnotes.values():
         if note.content.text:
             found.append(Unit(note.id, note_home.get(note.id, ""), note.content.text))
     return found
-
-
-def _units(blocks: tuple[Block, ...], section_id: str, note_home: dict[str, str]) -> Iterator[Unit]:
-    for block in blocks:
-        if isinstance(block, Section):
-            yield from _units(block.blocks, block.id, note_home)
-        elif isinstance(block, Paragraph | Text):
-            text = plain_text(block)
-            if text:
-                yield Unit(block.id, section_id, text)
-            for note_id in notes_in([block]):
-                note_home.setdefault(note_id, section_id)
-            yield from _captions(block, section_id)
-        elif isinstance(block, Figure | Table):
-            yield from _captions(block, section_id)
-        elif isinstance(block, Theorem | Quote):
-            yield from _units(block.blocks, section_id, note_home)
-        elif isinstance(block, ListBlock):
-            for item in block.items:
-                yield from _units(item.blocks, section_id, note_home)
-
-
-def _captions(block: Block, section_id: str) -> Iterator[Unit]:
-    """Captions of floats inside or at a block; a float's panels are searched too."""
-    if isinstance(block, Figure | Table):
-        text = f"{block.tag} {block.caption.text}".strip()
-        if block.caption.text:
-            yield Unit(block.id, section_id, text)
-        for panel in block.panels:
-            yield from _captions(panel, section_id)
-    elif isinstance(block, Paragraph):
-        for child in block.blocks:
-            yield from _captions(child, section_id)
 
 
 def terms_of(query: str) -> list[str]:

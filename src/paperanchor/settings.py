@@ -56,6 +56,17 @@ class Settings(BaseSettings):
     # Not in SPEC's table: with a Redis store, how long a host's turn or a paper's fetch lock
     # outlives a process that died holding it (a live holder renews it every third of this).
     lock_lease_s: float = 10.0
+    # -- the HTTP server's own limits (docs/serving.md, *Connections*) --
+    # SPEC §2: believe X-Forwarded-For (from FORWARDED_ALLOW_IPS, default loopback) only then.
+    trust_proxy: bool = False
+    # Not in SPEC's table: seconds a client has to send one whole request (head and body), from
+    # its connection or the end of the previous answer; a slowloris is closed after it.
+    request_timeout_s: float = 10.0
+    # Not in SPEC's table: seconds an idle keep-alive connection is kept (uvicorn's default 5).
+    keep_alive_s: float = 5.0
+    # Not in SPEC's table: open connections at most; past it the one that has waited longest
+    # for its request is closed to let the new one in (lowered to fit the open-file limit).
+    max_connections: int = 1000
 
     @property
     def public_base(self) -> str:
@@ -105,7 +116,14 @@ class Settings(BaseSettings):
             raise ValueError(f"{_env(info.field_name or '')} must be >= 0, got {value}")
         return value
 
-    @field_validator("timeout_s", "max_html_mb", "backoff_cap_s", "lock_lease_s")
+    @field_validator(
+        "timeout_s",
+        "max_html_mb",
+        "backoff_cap_s",
+        "lock_lease_s",
+        "request_timeout_s",
+        "keep_alive_s",
+    )
     @classmethod
     def _positive(cls, value: float, info: ValidationInfo) -> float:
         if not value > 0 or value == float("inf"):
@@ -126,6 +144,13 @@ class Settings(BaseSettings):
     def _retries(cls, value: int) -> int:
         if not 0 <= value <= 20:
             raise ValueError(f"PAPERANCHOR_MAX_RETRIES must be 0-20, got {value}")
+        return value
+
+    @field_validator("max_connections")
+    @classmethod
+    def _max_connections(cls, value: int) -> int:
+        if not 1 <= value <= 1_000_000:
+            raise ValueError(f"PAPERANCHOR_MAX_CONNECTIONS must be 1-1000000, got {value}")
         return value
 
     @field_validator("rate_limit")

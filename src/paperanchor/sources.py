@@ -15,8 +15,8 @@ import logging
 import random
 import re
 import time
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import AsyncExitStack, aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -64,7 +64,9 @@ class FetchedPage:
     source_url: str
     version_confirmed: bool
     base_url: str = ""
-    """What relative links resolve against: the final URL, or the local file's file:// URI."""
+    """What relative links resolve against: the final URL, or the local file's /files/ URL."""
+    asked: PaperRef | None = None
+    """The reference this page answers, as it was asked for."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,25 +111,42 @@ class Sources:
         await self._client.aclose()
 
     async def fetch(self, ref: PaperRef) -> FetchedPage:
-        """The first source's answer for `ref`; `NotFound` when no source has it."""
+        """The first source's page for `ref`; `NotFound` when no source has one."""
+        async with aclosing(self.pages(ref)) as pages:
+            async for page in pages:
+                return page
+        raise AssertionError("pages() raises NotFound when it has nothing")  # pragma: no cover
+
+    async def pages(self, ref: PaperRef) -> AsyncGenerator[FetchedPage, None]:
+        """Each source's page for `ref`, in order, asked for only when the caller wants the
+        next one (it has parsed the last and found it another version, or a failed
+        rendering); `NotFound` at the end when no source had a page at all.
+
+        A page's version here comes from where it was found (the final URL, a local file's
+        name); the caller reads the page's furniture for the rest (library.py).
+        """
         settings = self.settings
         if ref.is_local:
             if settings.local_dir is None:
                 raise NotFound(
                     f"No local directory is configured for {ref.paper} (set PAPERANCHOR_LOCAL_DIR)"
                 )
-            page = await self._local(ref, settings.local_dir)
-            if page is None:
+            found = False
+            async for page in self._local(ref, settings.local_dir):
+                found = True
+                yield page
+            if not found:
                 raise NotFound(
                     # the folder's path is the server's business, not the client's
                     f"Unknown local document {ref.paper}: no {ref.local_name}.html "
                     "in the local directory"
                 )
-            return page
+            return
+        yielded = False
         if settings.local_dir is not None:
-            page = await self._local(ref, settings.local_dir)
-            if page is not None:
-                return page
+            async for page in self._local(ref, settings.local_dir):
+                yielded = True
+                yield page
         where = "in the local directory or the cache" if settings.local_dir else "in the cache"
         if settings.offline:
             raise NotFound(
@@ -138,14 +157,18 @@ class Sources:
         if settings.arxiv_html_url:
             answer = await self._arxiv(ref, settings.arxiv_html_url)
             if isinstance(answer, FetchedPage):
-                return answer
-            absents.append(answer)
+                yielded = True
+                yield answer
+            else:
+                absents.append(answer)
         if settings.ar5iv_url:
             answer = await self._ar5iv(ref, settings.ar5iv_url)
             if isinstance(answer, FetchedPage):
-                return answer
-            absents.append(answer)
-        if not absents:
+                yielded = True
+                yield answer
+            else:
+                absents.append(answer)
+        if not absents and not yielded:
             raise NotFound(
                 f"{ref.idv} is not {where}, and no network source is configured "
                 "(PAPERANCHOR_ARXIV_HTML_URL and PAPERANCHOR_AR5IV_URL are empty)"
@@ -159,7 +182,7 @@ class Sources:
 
     # -- the local directory ------------------------------------------------------------------
 
-    async def _local(self, ref: PaperRef, directory: Path) -> FetchedPage | None:
+    async def _local(self, ref: PaperRef, directory: Path) -> AsyncGenerator[FetchedPage, None]:
         for path, named_version in _local_candidates(ref, directory):
             html = await asyncio.to_thread(_read_local, path, self.settings.max_html_bytes)
             if ref.is_local:
@@ -167,15 +190,12 @@ class Sources:
             elif named_version is not None:
                 resolved, confirmed = ref.with_version(named_version), True
             else:
-                marked = version_in_page(html, ref.paper)
-                if ref.version is not None and marked is not None and marked != ref.version:
-                    continue  # <id>.html holds another version than the one asked for
-                resolved, confirmed = ref.with_version(marked), marked is not None
+                # <id>.html: which version it holds, its furniture says (library.py)
+                resolved, confirmed = ref.with_version(None), False
             # Clients see the file's name, never the server's folder; the page's relative image
             # paths resolve to this server's /files/ route, which serves the local directory.
             files_url = f"{self.settings.public_base}/files/{quote(path.name)}"
-            return FetchedPage(resolved, html, "local", path.name, confirmed, files_url)
-        return None
+            yield FetchedPage(resolved, html, "local", path.name, confirmed, files_url, ref)
 
     # -- arXiv and ar5iv ------------------------------------------------------------------------
 
@@ -186,9 +206,15 @@ class Sources:
         absent = _classify(answer, ref, "arXiv")
         if absent is not None:
             return absent
-        found = version_in_url(answer.url, ref.paper) or version_in_page(answer.body, ref.paper)
+        found = version_in_url(answer.url, ref.paper)
         return FetchedPage(
-            ref.with_version(found), answer.body, "arxiv", answer.url, found is not None, answer.url
+            ref.with_version(found),
+            answer.body,
+            "arxiv",
+            answer.url,
+            found is not None,
+            answer.url,
+            ref,
         )
 
     async def _ar5iv(self, ref: PaperRef, base: str) -> FetchedPage | _Absent:
@@ -200,9 +226,8 @@ class Sources:
         absent = _classify(answer, ref, "ar5iv")
         if absent is not None:
             return absent
-        found = version_in_page(answer.body, ref.paper)
         return FetchedPage(
-            ref.with_version(found), answer.body, "ar5iv", answer.url, False, answer.url
+            ref.with_version(None), answer.body, "ar5iv", answer.url, False, answer.url, ref
         )
 
     async def _get_following(self, url: str, ref: PaperRef, label: str) -> _Answer | _Absent:
@@ -371,20 +396,6 @@ def version_in_url(url: str, paper: str) -> int | None:
     """The version in a final URL such as `…/html/1706.03762v7/`, for this paper only."""
     match = re.search(rf"/{re.escape(paper)}v([1-9]\d*)/?$", urlsplit(url).path)
     return int(match[1]) if match else None
-
-
-def version_in_page(html: bytes, paper: str) -> int | None:
-    """The version a page names for itself: a `<base href>`, else an `arXiv:IDvN` marker."""
-    pid = re.escape(paper.encode())
-    base = re.search(
-        rb"<base\s[^>]*href\s*=\s*[\"']?[^\"'>]*/" + pid + rb"v([1-9]\d*)(?![\d.])",
-        html[: 512 * 1024],
-        re.IGNORECASE,
-    )
-    if base:
-        return int(base[1])
-    marker = re.search(rb"arxiv:\s*" + pid + rb"v([1-9]\d*)(?!\d)", html, re.IGNORECASE)
-    return int(marker[1]) if marker else None
 
 
 def parse_retry_after(value: str | None) -> float | None:

@@ -8,6 +8,7 @@ place that sees the inline markup and both renderings are needed on every reques
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -91,6 +92,8 @@ class Table:
     images: tuple[str, ...] = ()
     panels: tuple[Table | Figure, ...] = ()
     is_float: bool = True
+    cut: bool = False
+    """Whether the grid reached the parser's cap (100,000 cells) and later rows were left out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,14 +228,67 @@ class Document:
 
     @property
     def references(self) -> tuple[Reference, ...]:
-        """Every bibliography entry, in document order, wherever its list sits."""
-        found: list[Reference] = []
-        stack: list[Block] = list(reversed(self.blocks))
-        while stack:
-            block = stack.pop()
-            if isinstance(block, Bibliography):
-                found.extend(block.references)
-            elif isinstance(block, Section | Paragraph | Theorem | Quote):
-                # broken conversions can leave the bibliography nested anywhere
-                stack.extend(reversed(block.blocks))
-        return tuple(found)
+        """Every bibliography entry, in document order, wherever its list sits (broken
+        conversions can leave the bibliography nested anywhere)."""
+        return tuple(v.node for v in walk(self.blocks) if isinstance(v.node, Reference))
+
+    def roots(self) -> tuple[Block, ...]:
+        """The abstract, then the top-level blocks: what `walk` starts from for the paper."""
+        return self.blocks if self.abstract is None else (self.abstract, *self.blocks)
+
+
+Node: TypeAlias = Block | Reference
+"""Anything with an id that the tree holds; a list's items are read through their blocks."""
+
+
+def child_nodes(node: Node) -> tuple[Node, ...]:
+    """The nodes directly inside `node`, in document order.
+
+    The one definition of which containers hold what: every walk over the tree (anchors,
+    search, counts, footnotes, the renderers' fallback) goes through it, so a new node kind
+    is added here and nowhere else.
+    """
+    if isinstance(node, Section | Paragraph | Theorem | Quote):
+        return node.blocks
+    if isinstance(node, EquationGroup):
+        return node.rows
+    if isinstance(node, Figure):
+        return (*node.panels, *node.blocks)
+    if isinstance(node, Table):
+        return node.panels
+    if isinstance(node, ListBlock):
+        return tuple(block for item in node.items for block in item.blocks)
+    if isinstance(node, Bibliography):
+        return node.references
+    return ()
+
+
+@dataclass(frozen=True, slots=True)
+class Visit:
+    """A node met by `walk`, with where it sits."""
+
+    node: Node
+    parent: Node | None
+    section: Section | None
+    """The nearest section holding the node (the node itself when it is a section)."""
+    paragraph: Paragraph | None
+    """The outermost paragraph holding the node (never the node itself)."""
+    top: Node
+    """The root it was reached from."""
+
+
+def walk(roots: Iterable[Node]) -> Iterator[Visit]:
+    """Every node under `roots` in document order (pre-order), without recursion."""
+    stack: list[Visit] = []
+    for root in reversed(tuple(roots)):
+        stack.append(Visit(root, None, root if isinstance(root, Section) else None, None, root))
+    while stack:
+        visit = stack.pop()
+        yield visit
+        node = visit.node
+        holder: Paragraph | None = visit.paragraph
+        if holder is None and isinstance(node, Paragraph):
+            holder = node
+        for child in reversed(child_nodes(node)):
+            section = child if isinstance(child, Section) else visit.section
+            stack.append(Visit(child, node, section, holder, visit.top))

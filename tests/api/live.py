@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx
 import uvicorn
 
+from paperanchor.api.transport import server_options
 from paperanchor.app import create_app
 from paperanchor.library import Library
 from paperanchor.settings import Settings
@@ -42,7 +43,14 @@ class LiveServer:
         self.app = create_app(
             self.settings, library=library(self.settings) if library is not None else None
         )
-        config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="on")
+        config = uvicorn.Config(
+            self.app,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            log_config=None,  # pytest's capture keeps the records
+            **server_options(self.settings),
+        )
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self._socket]}, daemon=True
@@ -106,3 +114,60 @@ def serve_command(env: dict[str, str], cwd: Path) -> Iterator[str]:
     finally:
         stop_process(process)
         log.close()
+
+
+class ServeProcess:
+    """`paperanchor serve` in a subprocess on a free loopback port, its log in a temporary file.
+
+    `env` is the whole environment; `open_files` sets the process's limit of open files (soft and
+    hard), as a machine with `ulimit -n` at that value would.
+    """
+
+    def __init__(
+        self,
+        env: dict[str, str],
+        *args: str,
+        open_files: int | None = None,
+        cwd: Path | None = None,
+    ) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._log = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - closed in stop()
+
+        def limit() -> None:
+            if open_files is not None:
+                import resource
+
+                resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "paperanchor.cli", "serve", "--port", str(self.port), *args],
+            cwd=cwd,
+            env={"PAPERANCHOR_PUBLIC_URL": self.url, **env},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self._log,
+            preexec_fn=limit,  # only setrlimit, before exec
+        )
+
+    def wait_ready(self) -> ServeProcess:
+        wait_healthy(self.url, self.process, self.log)
+        return self
+
+    def stop(self) -> None:
+        stop_process(self.process)
+        self._log.close()
+
+    def log(self) -> str:
+        self._log.seek(0)
+        return self._log.read()
+
+    def open_files(self) -> int:
+        """How many file descriptors the server holds now."""
+        return len(os.listdir(f"/proc/{self.process.pid}/fd"))
+
+    def memory_mb(self, field: str = "VmRSS") -> float:
+        """Resident memory now (VmRSS) or at its peak (VmHWM), in MB."""
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        kilobytes = int(status.split(f"{field}:", 1)[1].split()[0])
+        return kilobytes / 1024

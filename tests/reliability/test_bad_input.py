@@ -316,3 +316,45 @@ def test_no_request_reads_a_file_outside_the_local_directory(
     assert "root:" not in body and headers["cache-control"] == "no-store"
     assert replay.requests == [] and loopback_only == []
     assert_nothing_but_local_parses_is_cached(cache)
+
+
+# -- a long request head that reaches the server in pieces -------------------------------------
+# h11 checks its head limit only while a head is incomplete: a 100 kB target read in one piece
+# passed, one split over several reads (a busy machine) was refused and reset mid-send.
+
+
+def send_in_pieces(server: LiveServer, head: bytes, piece: int = 1024) -> bytes:
+    """Send `head` a kilobyte at a time, as a slow network would; the answer, read whole."""
+    import socket
+    import time
+
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as connection:
+        for start in range(0, len(head), piece):
+            connection.sendall(head[start : start + piece])
+            time.sleep(0.0005)
+        chunks = []
+        while chunk := connection.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_a_100_kB_request_target_sent_in_pieces_gets_the_services_error(guarded):
+    server, _ = guarded
+    target = f"/{'1' * LONG}/outline.json".encode()
+    answer = send_in_pieces(
+        server, b"GET " + target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+
+    status, body = answer.partition(b"\r\n")[0], answer.partition(b"\r\n\r\n")[2]
+    assert status == b"HTTP/1.1 400 Bad Request", answer[:300]
+    assert json.loads(body)["error"]["code"] == "bad-request"
+
+
+def test_a_request_head_past_the_limit_is_answered_400_never_reset(guarded):
+    from paperanchor.api.transport import MAX_HEAD_BYTES
+
+    server, _ = guarded
+    head = b"GET /" + b"1" * (2 * MAX_HEAD_BYTES) + b"/outline.json HTTP/1.1\r\n"
+    for _ in range(3):
+        answer = send_in_pieces(server, head)  # ConnectionResetError here is the failure
+        assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n"), answer[:300]

@@ -67,6 +67,11 @@ class Outline(Shape):
     tokens: int
     counts: Counts
     sections: list[Section]
+    quality: Literal["ok", "degraded", "failed"] = Field(
+        description="degraded: conversion errors in the text (or read from a PDF); failed: "
+        "the conversion died before the body and no source had better"
+    )
+    license: str | None = Field(description="the licence the page names (arXiv's licence line)")
 
 
 class SectionText(Shape):
@@ -113,6 +118,8 @@ class Table(Shape):
     rows: list[list[str]]
     headerRows: int
     images: list[str]
+    panels: list[Float] = Field(description="sub-tables, and panels of tabulars (additive)")
+    cut: bool = Field(description="the grid reached 100,000 cells; later rows are left out")
     sectionId: str
 
 

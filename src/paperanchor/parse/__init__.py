@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import re
+import threading
 from urllib.parse import urljoin
 
 from lxml import etree
 
 from paperanchor.errors import ParseError
+from paperanchor.parse.bibliography import entry_numbers
 from paperanchor.parse.blocks import blocks_of
 from paperanchor.parse.context import ParseContext
-from paperanchor.parse.dom import HtmlElement, children, classes, tag_of
-from paperanchor.parse.front import parse_abstract, parse_authors, parse_keywords, parse_title
+from paperanchor.parse.dom import HtmlElement, children, classes, is_chrome, tag_of
+from paperanchor.parse.front import (
+    page_idv,
+    parse_abstract,
+    parse_authors,
+    parse_keywords,
+    parse_license,
+    parse_title,
+)
 from paperanchor.parse.scan import PageScan, scan
 from paperanchor.parse.sections import count_section_errors, section_kind
 from paperanchor.parse.version import parser_version
@@ -41,25 +50,42 @@ __all__ = ["PARSER_VERSION", "parse_document"]
 # LaTeXML writes UTF-8; a plain etree parser skips lxml.html's per-element Python classes,
 # which cost as much as the parse itself (profiled on 2501.11120v1: 88k lookups).
 # huge_tree: without it libxml2 silently drops a text node over 10 MB (a fuzz case found it).
-_UTF8_PARSER = etree.HTMLParser(encoding="utf-8", no_network=True, huge_tree=True)
-_GUESS_PARSER = etree.HTMLParser(no_network=True, huge_tree=True)
+# A parser is not to be shared between threads (pages are parsed in worker threads, and each
+# parse's error log is read after it): one pair per thread.
+_PARSERS = threading.local()
+
+
+def _parsers() -> tuple[etree.HTMLParser, etree.HTMLParser]:
+    pair: tuple[etree.HTMLParser, etree.HTMLParser] | None = getattr(_PARSERS, "pair", None)
+    if pair is None:
+        pair = (
+            etree.HTMLParser(encoding="utf-8", no_network=True, huge_tree=True),
+            etree.HTMLParser(no_network=True, huge_tree=True),
+        )
+        _PARSERS.pair = pair
+    return pair
 
 
 def _root(html: bytes) -> HtmlElement:
     html = _XML_DECL.sub(b"", html, count=1)
     if not html.strip():
         raise ParseError("the page is empty")
+    utf8, guess = _parsers()
     try:
         html.decode("utf-8")
-        parser = _UTF8_PARSER
+        parser = utf8
     except UnicodeDecodeError:
-        parser = _GUESS_PARSER  # not UTF-8: let libxml2 follow the page's meta charset
+        parser = guess  # not UTF-8: let libxml2 follow the page's meta charset
     try:
         root = etree.fromstring(html, parser)
     except (etree.ParserError, etree.XMLSyntaxError, ValueError) as exc:
         raise ParseError(f"the page is not HTML ({exc})") from None
     if root is None:
         raise ParseError("the page is not HTML")
+    for error in parser.error_log:
+        # libxml2 stops at 2,048 levels of nesting and silently drops the rest of the page
+        if error.type_name == "ERR_RESOURCE_LIMIT":
+            raise ParseError(f"the page could not be read to its end ({error.message})")
     return root
 
 
@@ -72,7 +98,11 @@ def parse_document(html: bytes | str, base_url: str = "") -> Document:
     if document is None:
         raise ParseError("the page is not a LaTeXML document (no ltx_document element)")
     effective_base = urljoin(base_url, page.base_href) if page.base_href else base_url
-    ctx = ParseContext(base_url=effective_base, section_errors=count_section_errors(page.errors))
+    ctx = ParseContext(
+        base_url=effective_base,
+        section_errors=count_section_errors(page.errors),
+        bib_numbers=_bib_numbers(document, raw),
+    )
     try:
         return _document(page, document, ctx, effective_base)
     except RecursionError:
@@ -80,18 +110,75 @@ def parse_document(html: bytes | str, base_url: str = "") -> Document:
         raise ParseError("the page nests its elements too deeply to read") from None
 
 
+_BIBLISTS = etree.XPath(
+    ".//*[contains(concat(' ', normalize-space(@class), ' '), ' ltx_biblist ')]"
+)
+
+
+def _bib_numbers(document: HtmlElement, raw: bytes) -> dict[str, tuple[str, str]]:
+    numbers: dict[str, tuple[str, str]] = {}
+    if b"ltx_biblist" in raw:
+        for biblist in _BIBLISTS(document):
+            for entry_id, number in entry_numbers(biblist).items():
+                numbers.setdefault(entry_id, number)
+    return numbers
+
+
 def _document(page: PageScan, document: HtmlElement, ctx: ParseContext, base: str) -> Document:
+    abstract = parse_abstract(page.abstract, ctx)
+    blocks = tuple(_body(document, ctx))
+    if _died_before_the_body(abstract, blocks, document):
+        # what is left of the page is error residue, not the paper: nothing to offer as text
+        quality, blocks = "failed", ()
+    else:
+        quality = "degraded" if page.errors else "ok"
     return Document(
         title=parse_title(page.title, document, ctx),
         authors=parse_authors(page.authors),
-        abstract=parse_abstract(page.abstract, ctx),
+        abstract=abstract,
         keywords=parse_keywords(page.keywords, ctx),
-        blocks=tuple(_body(document, ctx)),
+        blocks=blocks,
         footnotes=dict(ctx.footnotes),
         errors=len(page.errors),
         base_url=base,
         generator=page.generator,
+        quality=quality,
+        license=parse_license(page.license),
+        page_idv=page_idv(page.base_href, page.watermark),
     )
+
+
+# Fewer characters of text than this outside LaTeXML's error marks, with no section and no
+# abstract, is not a paper but a conversion that died before the body (2608.30667v1 keeps 14
+# characters: "long … longfalse"); the shortest real paper in the corpus keeps thousands.
+FAILED_TEXT_CHARS = 200
+
+
+def _died_before_the_body(
+    abstract: Section | None, blocks: tuple[Block, ...], document: HtmlElement
+) -> bool:
+    if abstract is not None or any(
+        isinstance(b, Section) and b.kind not in ("body",) for b in blocks
+    ):
+        return False
+    return _text_without_errors(document, FAILED_TEXT_CHARS) < FAILED_TEXT_CHARS
+
+
+def _text_without_errors(document: HtmlElement, enough: int) -> int:
+    """Characters of text outside `ltx_ERROR` elements and chrome, counted up to `enough`."""
+    size = 0
+    stack = [document]
+    while stack and size < enough:
+        node = stack.pop()
+        if node is not document:
+            size += len((node.tail or "").strip())
+        if type(node.tag) is not str:
+            continue
+        if node is not document and (is_chrome(node) or "ltx_ERROR" in classes(node)):
+            continue
+        size += len((node.text or "").strip())
+        stack.extend(node)
+    return size
 
 
 def _body(document: HtmlElement, ctx: ParseContext) -> list[Block]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from paperanchor.parse.context import ParseContext
-from paperanchor.parse.dom import HtmlElement, children, classes, squash, tag_of
+from paperanchor.parse.dom import HtmlElement, children, classes, tag_of, text_of
 from paperanchor.parse.inline import inline_of
 from paperanchor.tree import Bibliography, Reference
 
@@ -34,6 +34,29 @@ def parse_bibliography(biblist: HtmlElement, ctx: ParseContext, section_id: str)
     return Bibliography(biblist.get("id") or f"{section_id}.L1", tuple(entries))
 
 
+def entry_numbers(biblist: HtmlElement) -> dict[str, tuple[str, str]]:
+    """Each entry's id -> (the number `parse_entry` gives it, its printed label without
+    brackets), read before the body is parsed so that a citation printed as its key (see
+    inline.py) can print the number instead."""
+    numbers: dict[str, tuple[str, str]] = {}
+    position = 0
+    for item in children(biblist):
+        if tag_of(item) != "li":
+            continue
+        position += 1
+        item_id = item.get("id")
+        if item_id:
+            label = next((text_of(c) for c in children(item) if "ltx_tag" in classes(c)), "")
+            numbers[item_id] = (entry_number(label, position), label)
+    return numbers
+
+
+def entry_number(label: str, position: int) -> str:
+    """Numeric styles keep their printed number; author-year styles are numbered by position."""
+    author_year = bool(label) and not re.fullmatch(r"\[?\s*[\w.\-]{1,8}\s*\]?", label)
+    return str(position) if author_year else label.strip("[] ") or str(position)
+
+
 def parse_entry(item: HtmlElement, ctx: ParseContext, position: int) -> Reference:
     ref_id = item.get("id") or f"bib.pos{position}"
     label = ""
@@ -41,7 +64,7 @@ def parse_entry(item: HtmlElement, ctx: ParseContext, position: int) -> Referenc
     for child in children(item):
         cls = classes(child)
         if not label and "ltx_tag" in cls:
-            label = squash("".join(child.itertext())).strip()
+            label = text_of(child)
         elif "ltx_bibblock" in cls:
             blocks.append(child)
     if not blocks:
@@ -51,7 +74,7 @@ def parse_entry(item: HtmlElement, ctx: ParseContext, position: int) -> Referenc
     markdown = " ".join(b.markdown for b in block_texts if b.markdown).strip()
     hrefs = [a.get("href") or "" for a in item.iter("a")]
     author_year = bool(label) and not re.fullmatch(r"\[?\s*[\w.\-]{1,8}\s*\]?", label)
-    number = str(position) if author_year else label.strip("[] ") or str(position)
+    number = entry_number(label, position)
     arxiv = _first(_ARXIV, [text, *hrefs])
     doi = _doi(text, hrefs)
     url = next((h for h in hrefs if h.startswith(("http://", "https://"))), None)

@@ -6,11 +6,21 @@ import re
 
 from lxml import etree
 
-from paperanchor.parse.context import ParseContext
-from paperanchor.parse.dom import HtmlElement, children, classes, math_tex, squash, tag_of
+from paperanchor.parse.context import MAX_BLOCK_DEPTH, ParseContext
+from paperanchor.parse.dom import (
+    HtmlElement,
+    children,
+    classes,
+    is_chrome,
+    math_tex,
+    squash,
+    tag_of,
+    text_of,
+)
 from paperanchor.parse.equations import parse_equation, parse_group
 from paperanchor.parse.floats import is_float, parse_float, parse_tabular
 from paperanchor.parse.inline import inline_of, inline_of_elements
+from paperanchor.render.escape import escape_text
 from paperanchor.tree import (
     Block,
     Code,
@@ -41,35 +51,9 @@ _TRANSPARENT = frozenset(
         "ltx_figure_panel",
     }
 )
-_SKIP = frozenset(
-    {
-        "ltx_pagination",
-        "ltx_TOC",
-        "ltx_page_navbar",
-        "ltx_page_header",
-        "ltx_page_footer",
-        "ltx_rdf",
-        "ltx_listing_data",
-        "ltx_role_newpage",
-    }
-)
-_SKIP_TAGS = frozenset(
-    {
-        "script",
-        "style",
-        "nav",
-        "header",
-        "footer",
-        "button",
-        "form",
-        "input",
-        "noscript",
-        "template",
-        "link",
-        "meta",
-        "hr",
-    }
-)
+# LaTeXML's own furniture that is not content; site chrome is `dom.is_chrome`.
+_SKIP = frozenset({"ltx_pagination", "ltx_rdf", "ltx_listing_data", "ltx_role_newpage"})
+_SKIP_TAGS = frozenset({"hr"})
 
 
 def is_section(el: HtmlElement) -> bool:
@@ -82,12 +66,27 @@ def blocks_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block]
     """The blocks an element stands for: itself if it is a block, else its children's."""
     if _skipped(el):
         return []
-    block = block_of(el, ctx, parent_id)
-    if block is None:
-        return container_blocks(el, ctx, parent_id)
+    if ctx.block_depth >= MAX_BLOCK_DEPTH:
+        return _flattened(el, ctx, parent_id)
+    ctx.block_depth += 1
+    try:
+        block = block_of(el, ctx, parent_id)
+        if block is None:
+            return container_blocks(el, ctx, parent_id)
+    finally:
+        ctx.block_depth -= 1
     if isinstance(block, Text) and not block.content:
         return []
     return [block]
+
+
+def _flattened(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block]:
+    """What nests deeper than MAX_BLOCK_DEPTH, as one run of its text (read without recursion)."""
+    words = text_of(el)
+    if not words:
+        return []
+    text = Text(ctx.positional_id(parent_id, "t"), Inline(escape_text(words), words))
+    return [text]
 
 
 def container_blocks(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block]:
@@ -125,12 +124,12 @@ def _loose_text(parts: list[HtmlElement | str], ctx: ParseContext, parent_id: st
 
 
 def _skipped(el: HtmlElement) -> bool:
-    return tag_of(el) in _SKIP_TAGS or bool(classes(el) & _SKIP)
+    return tag_of(el) in _SKIP_TAGS or bool(classes(el) & _SKIP) or is_chrome(el)
 
 
 def _is_block_element(el: HtmlElement) -> bool:
     tag = tag_of(el)
-    if tag in _SKIP_TAGS:
+    if tag in _SKIP_TAGS or is_chrome(el):
         return True
     cls = classes(el)
     if cls & _SKIP or (cls & _TRANSPARENT and tag in ("div", "figure", "section")):
@@ -241,7 +240,7 @@ def _list(
     for child in children(el):
         ctag = tag_of(child)
         if ctag == "dt":
-            pending_tag = squash("".join(child.itertext())).strip()
+            pending_tag = text_of(child)
             continue
         if ctag not in ("li", "dd"):
             continue
@@ -251,7 +250,7 @@ def _list(
         content: list[Block] = []
         for part in children(child):
             if not item_tag and "ltx_tag" in classes(part) and tag_of(part) == "span":
-                item_tag = squash("".join(part.itertext())).strip()
+                item_tag = text_of(part)
                 continue
             content.extend(blocks_of(part, ctx, item_id))
         if child.text and child.text.strip():
@@ -285,17 +284,30 @@ def _code(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Code:
 
 
 def _text_without_line_numbers(el: HtmlElement) -> list[str]:
-    """A listing line's text as printed (spacing kept), math as `$TeX$`, line numbers dropped."""
+    """A listing line's text as printed (spacing kept), math as `$TeX$`, line numbers dropped.
+
+    Iterative: a listing is verbatim, and a hostile one may nest as deep as it likes.
+    """
     out: list[str] = []
-    if el.text:
-        out.append(el.text)
-    for child in el:
-        if isinstance(child.tag, str):
-            if tag_of(child) == "math":
-                tex = math_tex(child)
+    # (element, True) opens it: its text, then its children; (element, False) gives its tail
+    stack: list[tuple[HtmlElement, bool]] = [(el, True)]
+    while stack:
+        node, opening = stack.pop()
+        if not opening:
+            if node.tail:
+                out.append(node.tail)
+            continue
+        if node is not el:
+            stack.append((node, False))
+            if type(node.tag) is not str:
+                continue
+            if tag_of(node) == "math":
+                tex = math_tex(node)
                 out.append(f"${tex}$" if tex else "")
-            elif tag_of(child) != "svg" and "ltx_tag_listingline" not in (child.get("class") or ""):
-                out.extend(_text_without_line_numbers(child))
-        if child.tail:
-            out.append(child.tail)
+                continue
+            if tag_of(node) == "svg" or "ltx_tag_listingline" in (node.get("class") or ""):
+                continue
+        if node.text:
+            out.append(node.text)
+        stack.extend((child, True) for child in reversed(node))
     return out

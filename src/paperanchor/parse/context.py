@@ -6,7 +6,16 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
+from paperanchor.render.escape import safe_url
 from paperanchor.tree import Footnote
+
+# How deep the walks may nest before what is below is read as plain text (SPEC §3, Limits).
+# The corpus nests blocks at most 15 deep (agd's broken conversion) and its whole DOM 42 deep
+# with MathML; a hostile page of 250 nested lists or 10,000 nested spans is flattened below
+# these, so that the tree, and every walk and rendering of it, stays far from Python's
+# recursion limit.
+MAX_BLOCK_DEPTH = 64
+MAX_INLINE_DEPTH = 64
 
 
 @dataclass
@@ -15,6 +24,12 @@ class ParseContext:
     footnotes: dict[str, Footnote] = field(default_factory=dict)
     # conversion errors inside each section element, counted once per page
     section_errors: dict[Any, int] = field(default_factory=dict)
+    bib_numbers: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Bibliography entry id -> (its number, its printed label without brackets)."""
+    cite_bracketed: bool = False
+    """Whether the citation being read has brackets or parentheses of its own."""
+    block_depth: int = 0
+    inline_depth: int = 0
     _positional: dict[str, int] = field(default_factory=dict)
 
     def positional_id(self, parent_id: str, marker: str = "b") -> str:
@@ -25,7 +40,12 @@ class ParseContext:
         return f"{key}{count}"
 
     def absolute(self, url: str) -> str:
+        """`url` resolved against the page, when that is an http(s) URL; else "" (SPEC §3)."""
         url = url.strip()
         if not url:
             return ""
-        return urljoin(self.base_url, url) if self.base_url else url
+        try:
+            resolved = urljoin(self.base_url, url) if self.base_url else url
+        except ValueError:  # a malformed URL on a hostile page
+            return ""
+        return safe_url(resolved) or ""

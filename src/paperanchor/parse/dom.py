@@ -63,3 +63,94 @@ def math_tex(el: HtmlElement) -> str:
 
 def children(el: HtmlElement) -> list[HtmlElement]:
     return [c for c in el if isinstance(c.tag, str)]
+
+
+# What arXiv's site and scripts add to a page, wherever it sits: headers and footers, the
+# navigation TOC, the licence/watermark infobox, dialogs and announcement banners, the
+# "Report issue" buttons a browser-saved page carries inside the text (`sr-only`), the
+# bibliography's "back to reference" arrows and the keyboard glossary. LaTeXML writes none of
+# these tags inside a document, and its own page furniture has `ltx_page_*` classes.
+CHROME_TAGS = frozenset(
+    {
+        "script",
+        "style",
+        "nav",
+        "header",
+        "footer",
+        "button",
+        "dialog",
+        "form",
+        "input",
+        "select",
+        "textarea",
+        "noscript",
+        "template",
+        "link",
+        "meta",
+        "iframe",
+    }
+)
+CHROME_CLASSES = frozenset(
+    {
+        "ltx_page_navbar",
+        "ltx_page_header",
+        "ltx_page_footer",
+        "ltx_page_logo",
+        "ltx_TOC",
+        "sr-only",
+        "package-alerts",
+        "keyboard-glossary",
+        "infobox",
+        "ds-announcement",
+        "ds-site-footer",
+        "modal",
+        "back-to-reference-btn",
+        "html-header-message",
+        "html-header-nav",
+    }
+)
+CHROME_IDS = frozenset({"license-tr", "watermark-tr", "infobox", "target-section", "footer"})
+
+
+def is_chrome(el: HtmlElement) -> bool:
+    """Whether an element is site chrome (see CHROME_TAGS) rather than the paper's."""
+    if tag_of(el) in CHROME_TAGS:
+        return True
+    value = el.get("class")
+    if value and not _class_set(value).isdisjoint(CHROME_CLASSES):
+        return True
+    element_id = el.get("id")
+    return element_id is not None and element_id in CHROME_IDS
+
+
+def text_of(el: HtmlElement, limit: int = 1 << 20) -> str:
+    """An element's text without chrome, squashed; at most `limit` characters are gathered.
+
+    Iterative, so a hostile page's nesting costs no recursion.
+    """
+    out: list[str] = []
+    size = 0
+    stack: list[tuple[HtmlElement, bool]] = [(el, True)]
+    while stack and size < limit:
+        node, opening = stack.pop()
+        if not opening:
+            if node.tail:
+                out.append(node.tail)
+                size += len(node.tail)
+            continue
+        if node is not el and type(node.tag) is str and is_chrome(node):
+            if node.tail:
+                out.append(node.tail)
+                size += len(node.tail)
+            continue
+        if node.text and type(node.tag) is str:
+            out.append(node.text)
+            size += len(node.text)
+        if node is not el:
+            stack.append((node, False))
+        for child in reversed(node):
+            if type(child.tag) is str:
+                stack.append((child, True))
+            elif child.tail:
+                stack.append((child, False))
+    return squash("".join(out))[:limit].strip()

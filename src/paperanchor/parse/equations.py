@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from paperanchor.parse.context import ParseContext
-from paperanchor.parse.dom import HtmlElement, children, classes, math_tex, squash, tag_of
+from paperanchor.parse.dom import HtmlElement, children, classes, math_tex, tag_of, text_of
 from paperanchor.tree import Equation, EquationGroup
 
 _NOT_CONTENT = frozenset(
@@ -42,7 +42,7 @@ def _cells(row: HtmlElement) -> tuple[list[str], str | None]:
             continue
         cls = classes(cell)
         if "ltx_eqn_eqno" in cls:
-            tag_text = squash("".join(cell.itertext())).strip()
+            tag_text = text_of(cell)
             if tag_text:
                 number = tag_text.strip("()").strip() or None
             continue

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
-from paperanchor.parse.context import ParseContext
-from paperanchor.parse.dom import HtmlElement, children, classes, squash, tag_of
+from paperanchor.parse.context import MAX_BLOCK_DEPTH, ParseContext
+from paperanchor.parse.dom import HtmlElement, children, classes, is_chrome, tag_of, text_of
 from paperanchor.parse.inline import inline_of
 from paperanchor.tree import Block, Figure, Inline, Table
 
@@ -26,26 +28,37 @@ def number_of(tag_text: str) -> str | None:
     return text or None
 
 
-def _parts(el: HtmlElement) -> tuple[HtmlElement | None, list[HtmlElement], list[HtmlElement]]:
-    """A float's caption, nested floats and tabulars, in one walk that does not enter them
-    (a tabular nested in a cell belongs to that cell, a nested float's caption to the panel)."""
+@dataclass(slots=True)
+class _Parts:
     caption: HtmlElement | None = None
-    nested: list[HtmlElement] = []
-    tabulars: list[HtmlElement] = []
+    nested: list[HtmlElement] = field(default_factory=list)
+    tabulars: list[HtmlElement] = field(default_factory=list)
+    images: list[HtmlElement] = field(default_factory=list)
+    """Images of the float itself: not in a cell, a caption or a nested float."""
+
+
+def _parts(el: HtmlElement) -> _Parts:
+    """A float's caption, nested floats, tabulars and own images, in one walk that does not
+    enter them (a tabular nested in a cell belongs to that cell, a nested float's caption and
+    images to the panel, a cell's image to the cell, a caption's inline icon to the caption)."""
+    found = _Parts()
     stack = [c for c in reversed(el) if type(c.tag) is str]
     while stack:
         node = stack.pop()
         tag = tag_of(node)
         cls = classes(node)
-        if caption is None and (tag == "figcaption" or "ltx_caption" in cls):
-            caption = node
+        if tag == "figcaption" or "ltx_caption" in cls:
+            if found.caption is None:
+                found.caption = node
         elif tag == "figure" or not cls.isdisjoint(_FLOAT_CLASSES):
-            nested.append(node)
+            found.nested.append(node)
         elif tag == "table" and "ltx_tabular" in cls:
-            tabulars.append(node)
-        elif tag != "math":
+            found.tabulars.append(node)
+        elif tag == "img":
+            found.images.append(node)
+        elif tag != "math" and not is_chrome(node):
             stack.extend(c for c in reversed(node) if type(c.tag) is str)
-    return caption, nested, tabulars
+    return found
 
 
 def _caption(node: HtmlElement | None, ctx: ParseContext) -> tuple[str, Inline]:
@@ -54,14 +67,18 @@ def _caption(node: HtmlElement | None, ctx: ParseContext) -> tuple[str, Inline]:
     tag_text = ""
     for sub in node.iter():
         if "ltx_tag" in classes(sub):
-            tag_text = squash("".join(sub.itertext())).strip()
+            tag_text = text_of(sub)
             break
     caption, _c, _n = inline_of(node, ctx, skip=frozenset({"ltx_tag"}))
     return tag_text, caption
 
 
-def _images(el: HtmlElement, ctx: ParseContext) -> tuple[str, ...]:
-    urls = [ctx.absolute(node.get("src") or "") for node in el.iter("img", "{*}img")]
+def _images(
+    own: list[HtmlElement], panels: tuple[Figure | Table, ...], ctx: ParseContext
+) -> tuple[str, ...]:
+    """The float's own images, then its panels'."""
+    urls = [ctx.absolute(node.get("src") or "") for node in own]
+    urls.extend(url for panel in panels for url in panel.images)
     return tuple(dict.fromkeys(url for url in urls if url))
 
 
@@ -70,19 +87,43 @@ def parse_float(
 ) -> Figure | Table:
     cls = classes(el)
     float_id = el.get("id") or ctx.positional_id(parent_id, "fl")
-    caption_el, nested, tabulars = _parts(el)
-    tag_text, caption = _caption(caption_el, ctx)
-    panels = tuple(parse_float(node, ctx, float_id, blocks_of) for node in nested)
-    if "ltx_table" in cls:
+    parts = _parts(el)
+    tag_text, caption = _caption(parts.caption, ctx)
+    panels: tuple[Figure | Table, ...] = ()
+    if ctx.block_depth < MAX_BLOCK_DEPTH:  # panels of panels of … on a hostile page end here
+        ctx.block_depth += 1
+        try:
+            panels = tuple(parse_float(node, ctx, float_id, blocks_of) for node in parts.nested)
+        finally:
+            ctx.block_depth -= 1
+    # A figure's pictures are its images wherever LaTeXML laid them out (a tabular of
+    # sub-pictures among them); a table's cell images belong to its cells.
+    in_cells = [] if "ltx_table" in cls else [i for t in parts.tabulars for i in t.iter("img")]
+    images = _images(parts.images + in_cells, panels, ctx)
+    # A panel of tabulars (LaTeXML's `ltx_figure_panel` inside a table float, 2604.15597v1's
+    # tables of icons and numbers) is a table panel: its cells, images included, stay cells.
+    table_panel = (
+        "ltx_figure_panel" in cls and parts.tabulars and not parts.images and not parts.nested
+    )
+    if table_panel:
+        images = _images([], panels, ctx)
+    if "ltx_table" in cls or table_panel:
         rows: list[tuple[str, ...]] = []
         md_rows: list[tuple[str, ...]] = []
         header = 0
-        for index, tabular in enumerate(tabulars):
-            t_rows, t_md, t_header = table_cells(tabular, ctx)
+        cut = False
+        total = 0
+        for index, tabular in enumerate(parts.tabulars):
+            if total >= MAX_TABLE_CELLS:
+                cut = True  # many tabulars in one float: the cap holds for them together
+                break
+            cells = table_cells(tabular, ctx)
             if index == 0:
-                header = t_header
-            rows.extend(t_rows)
-            md_rows.extend(t_md)
+                header = cells.header_rows
+            rows.extend(cells.text_rows)
+            md_rows.extend(cells.md_rows)
+            total += sum(len(row) for row in cells.text_rows)
+            cut = cut or cells.cut
         return Table(
             float_id,
             number_of(tag_text),
@@ -91,8 +132,10 @@ def parse_float(
             tuple(rows),
             tuple(md_rows),
             header,
-            _images(el, ctx),
+            images,
             panels,
+            is_float=not table_panel,
+            cut=cut,
         )
     kind = "figure"
     if "ltx_float_algorithm" in cls:
@@ -102,14 +145,22 @@ def parse_float(
             (c.removeprefix("ltx_float_") for c in cls if c.startswith("ltx_float_")), "float"
         )
     body: list[Block] = []
+    homes = _tabulars_by_child(el, parts.tabulars)
     for child in children(el):
         if tag_of(child) == "figcaption" or is_float(child) or "ltx_caption" in classes(child):
+            continue
+        if kind == "figure":
+            # A figure's pictures are its images; its content blocks are the tabulars it
+            # holds, however deeply LaTeXML wrapped them (`\resizebox` puts them in spans),
+            # and code listings.
+            if child in homes:
+                body.extend(parse_tabular(t, ctx, float_id) for t in homes[child])
+            elif _has_code(child):
+                body.extend(blocks_of(child, ctx, float_id))
             continue
         if tag_of(child) == "img" or (
             not child.xpath("string()").strip() and child.find(".//img") is not None
         ):
-            continue
-        if kind == "figure" and not _has_code_or_table(child):
             continue
         body.extend(blocks_of(child, ctx, float_id))
     return Figure(
@@ -118,38 +169,78 @@ def parse_float(
         number_of(tag_text),
         tag_text,
         caption,
-        _images(el, ctx),
+        images,
         panels,
         tuple(body),
     )
 
 
-def _has_code_or_table(el: HtmlElement) -> bool:
+def _tabulars_by_child(el: HtmlElement, tabulars: list[HtmlElement]) -> dict[Any, list[Any]]:
+    """Each tabular under the child of `el` that holds it."""
+    homes: dict[Any, list[Any]] = {}
+    for tabular in tabulars:
+        node = tabular
+        parent = node.getparent()
+        while parent is not None and parent is not el:
+            node, parent = parent, parent.getparent()
+        homes.setdefault(node, []).append(tabular)
+    return homes
+
+
+def _has_code(el: HtmlElement) -> bool:
     for node in el.iter():
         cls = node.get("class") or ""
-        if "ltx_listing" in cls or "ltx_tabular" in cls or "ltx_verbatim" in cls:
+        if "ltx_listing" in cls or "ltx_verbatim" in cls:
             return True
     return False
 
 
-def table_cells(
-    tabular: HtmlElement, ctx: ParseContext
-) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]], int]:
-    """Rows of plain-text and Markdown cells; a spanning cell repeats wherever it reaches."""
+# SPEC §3 Limits: a table's grid is capped. 16 cells spanning 1000 x 1000 (a 1 KB page) made
+# a 64 MB table in 29 s and 2.3 GB before; the largest table in the corpus has 2,790 cells.
+MAX_TABLE_CELLS = 100_000
+
+
+@dataclass(slots=True)
+class Cells:
+    text_rows: list[tuple[str, ...]]
+    md_rows: list[tuple[str, ...]]
+    header_rows: int
+    cut: bool
+    """Whether the grid reached MAX_TABLE_CELLS and its later rows were left out."""
+
+
+def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
+    """Rows of plain-text and Markdown cells; a spanning cell repeats wherever it reaches.
+
+    Spans are clipped so that filling the grid costs at most MAX_TABLE_CELLS steps in all.
+    """
     grid: dict[tuple[int, int], tuple[str, str]] = {}
     header_rows = 0
     counting_header = True
+    steps = 0
+    cut = False
     for row_index, (section, row) in enumerate(_table_rows(tabular)):
+        if cut:
+            break
         col = 0
         cells = [c for c in children(row) if tag_of(c) in ("td", "th")]
         all_th = bool(cells) and all(tag_of(c) == "th" or "ltx_th" in classes(c) for c in cells)
         for cell in cells:
             while (row_index, col) in grid:
                 col += 1
-            content, _c, _n = inline_of(cell, ctx, cell=True)
-            value = (content.text, content.markdown)
             rowspan = _span(cell.get("rowspan"))
             colspan = _span(cell.get("colspan"))
+            allowed = MAX_TABLE_CELLS - steps
+            if allowed <= 0:
+                cut = True
+                break
+            if rowspan * colspan > allowed:  # clip the span to what is left of the grid
+                cut = True
+                colspan = min(colspan, allowed)
+                rowspan = max(1, min(rowspan, allowed // colspan))
+            steps += rowspan * colspan
+            content, _c, _n = inline_of(cell, ctx, cell=True)
+            value = (content.text, content.markdown)
             for dr in range(rowspan):
                 for dc in range(colspan):
                     grid.setdefault((row_index + dr, col + dc), value)
@@ -160,9 +251,11 @@ def table_cells(
             counting_header = False
     n_rows = max((r for r, _ in grid), default=-1) + 1
     n_cols = max((c for _, c in grid), default=-1) + 1
+    if n_rows * n_cols > MAX_TABLE_CELLS:  # a sparse grid of long spans: keep the first rows
+        n_rows, cut = MAX_TABLE_CELLS // n_cols, True
     text_rows = [tuple(grid.get((r, c), ("", ""))[0] for c in range(n_cols)) for r in range(n_rows)]
     md_rows = [tuple(grid.get((r, c), ("", ""))[1] for c in range(n_cols)) for r in range(n_rows)]
-    return text_rows, md_rows, min(header_rows, n_rows)
+    return Cells(text_rows, md_rows, min(header_rows, n_rows), cut)
 
 
 def _span(value: str | None) -> int:
@@ -186,7 +279,15 @@ def _table_rows(tabular: HtmlElement) -> Iterator[tuple[str, HtmlElement]]:
 def parse_tabular(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Table:
     """A tabular outside any float: a table without caption or number."""
     table_id = el.get("id") or ctx.positional_id(parent_id, "tab")
-    rows, md_rows, header = table_cells(el, ctx)
+    cells = table_cells(el, ctx)
     return Table(
-        table_id, None, "", Inline("", ""), tuple(rows), tuple(md_rows), header, is_float=False
+        table_id,
+        None,
+        "",
+        Inline("", ""),
+        tuple(cells.text_rows),
+        tuple(cells.md_rows),
+        cells.header_rows,
+        is_float=False,
+        cut=cells.cut,
     )

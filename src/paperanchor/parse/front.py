@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
+from paperanchor.errors import BadRequest
 from paperanchor.parse.context import ParseContext
-from paperanchor.parse.dom import HtmlElement, children, classes, squash, tag_of
+from paperanchor.parse.dom import HtmlElement, children, classes, squash, tag_of, text_of
 from paperanchor.parse.inline import inline_of
+from paperanchor.refs import parse_ref
 from paperanchor.tree import Block, Inline, Section
 
 # publication notes (ACM's conference, DOI, ISBN, CCS lines) sit inside the title element
@@ -65,6 +68,13 @@ def parse_authors(creators: list[HtmlElement]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+# Bounds of what is read of one author's block; the largest in the corpus is 9 levels deep,
+# 28 lines and 2,536 characters (an author block that lists every affiliation).
+_NAME_DEPTH = 16
+_NAME_LINES = 64
+_NAME_CHARS = 4000
+
+
 def _lines(person: HtmlElement) -> list[str]:
     """The person-name text split at its own line breaks, with notes, marks and contacts dropped.
 
@@ -74,6 +84,8 @@ def _lines(person: HtmlElement) -> list[str]:
     lines: list[str] = [""]
 
     def walk(node: HtmlElement, depth: int) -> None:
+        if depth > _NAME_DEPTH or len(lines) > _NAME_LINES or len(lines[-1]) > _NAME_CHARS:
+            return  # no author's name is this deep or this long: a hostile page's is cut here
         if node.text:
             lines[-1] += node.text
         for child in node:
@@ -123,6 +135,44 @@ def parse_abstract(element: HtmlElement | None, ctx: ParseContext) -> Section | 
             continue
         blocks.extend(blocks_of(child, ctx, "abstract"))
     return Section("abstract", "abstract", None, "", title, 1, tuple(blocks))
+
+
+# Furniture is short; a hostile page's furniture is cut before any pattern looks at it.
+_FURNITURE_CHARS = 2000
+_WATERMARK = re.compile(r"^arXiv:\s*(\S{1,60}v[1-9]\d{0,3})\b", re.IGNORECASE | re.ASCII)
+_BASE_IDV = re.compile(r"/html/(\S{1,60}v[1-9]\d{0,3})/?$", re.ASCII)
+
+
+def parse_license(element: HtmlElement | None) -> str | None:
+    """arXiv's licence line (`License: CC BY 4.0`) as the licence's name."""
+    if element is None:
+        return None
+    text = text_of(element, _FURNITURE_CHARS)
+    text = re.sub(r"^license\s*:\s*", "", text, flags=re.IGNORECASE).strip()
+    return text or None
+
+
+def page_idv(base_href: str | None, watermark: HtmlElement | None) -> str | None:
+    """The arXiv idv a page names in its furniture: `<base href="/html/IDvN/">`, else the
+    `arXiv:IDvN [category] date` watermark; never text of the body (SPEC §2, Versions)."""
+    candidates: list[str] = []
+    if base_href:
+        path = urlsplit(base_href[:_FURNITURE_CHARS].strip()).path
+        match = _BASE_IDV.search(path)
+        if match:
+            candidates.append(match[1])
+    if watermark is not None:
+        match = _WATERMARK.match(text_of(watermark, _FURNITURE_CHARS))
+        if match:
+            candidates.append(match[1])
+    for candidate in candidates:
+        try:
+            ref = parse_ref(candidate)
+        except BadRequest:
+            continue
+        if ref.version is not None:
+            return ref.idv
+    return None
 
 
 def parse_keywords(element: HtmlElement | None, ctx: ParseContext) -> str | None:

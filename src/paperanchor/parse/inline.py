@@ -5,20 +5,34 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from paperanchor.parse.context import ParseContext
-from paperanchor.parse.dom import HtmlElement, classes, math_tex, squash, tag_of
+from paperanchor.parse.context import MAX_INLINE_DEPTH, ParseContext
+from paperanchor.parse.dom import (
+    CHROME_CLASSES,
+    CHROME_TAGS,
+    HtmlElement,
+    classes,
+    math_tex,
+    squash,
+    tag_of,
+    text_of,
+)
+from paperanchor.render.escape import (
+    destination,
+    escape_label,
+    escape_line_start,
+    escape_text,
+    note_label,
+    safe_url,
+)
 from paperanchor.tree import Footnote, Inline
 
-_SKIP_TAGS = frozenset(
-    {"script", "style", "button", "input", "form", "svg", "noscript", "template"}
-)
+_SKIP_TAGS = CHROME_TAGS | {"svg"}
 _EMPHASIS = (
     ("ltx_font_bold", "**"),
     ("ltx_font_italic", "*"),
     ("ltx_font_typewriter", "`"),
 )
 _TAG_EMPHASIS = {"b": "**", "strong": "**", "i": "*", "em": "*", "code": "`", "tt": "`"}
-_EXTERNAL = re.compile(r"^(?:https?|ftp|mailto):", re.IGNORECASE)
 _SPACES = re.compile(r" {2,}")
 _INNER_DOLLAR = re.compile(r"(?<!\\)\$")
 
@@ -30,19 +44,45 @@ class InlineResult:
     cites: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     cell: bool = False
+    markup: bool = False
+    """Whether a piece is our markup (math, an image, a link, a note mark), not the page's."""
+    opens_with_text: bool | None = None
+    """Whether the first piece that is not blank is the page's words, which may need escaping
+    where they start a line of Markdown."""
 
     def add(self, md: str, text: str | None = None) -> None:
+        if self.opens_with_text is None and md.strip():
+            self.opens_with_text = False
+        self.markup = self.markup or bool(md.strip())
         self.md.append(md)
         self.text.append(md if text is None else text)
 
     def add_text(self, raw: str) -> None:
-        """Words of the page: a literal `$` is escaped in Markdown, where it would open math."""
+        """Words of the page, escaped in Markdown so that they stay text (render/escape.py)."""
         words = squash(raw)
-        self.md.append(words.replace("$", "\\$") if "$" in words else words)
+        if self.opens_with_text is None and words.strip():
+            self.opens_with_text = True
+        escaped = escape_text(words)
+        if escaped[:1] in ("(", "[") and self.md and self.md[-1].endswith("]"):
+            # "[x]" then "(javascript:…)" in two runs of text (or after a note mark) would
+            # join into a link: the opening bracket is escaped where the runs meet
+            escaped = "\\" + escaped
+        self.md.append(escaped)
         self.text.append(words)
 
+    def add_inner(self, md: str, text: str, inner: InlineResult) -> None:
+        """Pieces built from a nested result: the page's words stay words."""
+        if self.opens_with_text is None and inner.opens_with_text is not None:
+            self.opens_with_text = inner.opens_with_text
+        self.markup = self.markup or inner.markup
+        self.md.append(md)
+        self.text.append(text)
+
     def inline(self) -> Inline:
-        return Inline(tidy("".join(self.md)), tidy("".join(self.text)))
+        markdown = tidy("".join(self.md))
+        if self.opens_with_text:
+            markdown = escape_line_start(markdown)
+        return Inline(markdown, tidy("".join(self.text)))
 
 
 def tidy(text: str) -> str:
@@ -93,11 +133,22 @@ def _content(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
 
 
 def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> None:
+    if ctx.inline_depth >= MAX_INLINE_DEPTH:
+        out.add_text(text_of(el))  # deeper than any real page: its words, without recursion
+        return
+    ctx.inline_depth += 1
+    try:
+        _markup(el, ctx, out, skip)
+    finally:
+        ctx.inline_depth -= 1
+
+
+def _markup(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> None:
     tag = tag_of(el)
     if tag in _SKIP_TAGS:
         return
     cls = classes(el)
-    if skip and cls & skip:
+    if (skip and cls & skip) or not cls.isdisjoint(CHROME_CLASSES):
         return
     if tag == "math":
         tex = math_tex(el)
@@ -107,6 +158,7 @@ def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
             # LaTeXML keeps text-mode `$…$` inside some annotations (units, \text{…$x$…});
             # inside inline math they would close it, and they mean nothing in math mode.
             tex = _INNER_DOLLAR.sub("", tex)
+        tex = neutral_tex(tex)
         if el.get("display") == "block" and not out.cell:
             out.add(f" $${tex}$$ ", f"${tex}$")
         else:
@@ -119,10 +171,9 @@ def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
         out.add(" ")
         return
     if tag == "img":
-        src = ctx.absolute(el.get("src") or "")
+        src = safe_url(ctx.absolute(el.get("src") or ""))
         if src:
-            alt = squash(el.get("alt") or "")
-            out.add(f"![{alt}]({src})", "")
+            out.add(f"![{escape_label(el.get('alt') or '')}]({destination(src)})", "")
         return
     if tag == "cite":
         for ref in el.iter("a"):
@@ -130,7 +181,12 @@ def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
             anchor = href.rpartition("#")[2]
             if anchor.startswith("bib."):
                 out.cites.append(anchor)
-        _content(el, ctx, out, skip)
+        own = "".join([el.text or "", *(child.tail or "" for child in el)])
+        outer, ctx.cite_bracketed = ctx.cite_bracketed, "[" in own or "(" in own
+        try:
+            _content(el, ctx, out, skip)
+        finally:
+            ctx.cite_bracketed = outer
         return
     if tag == "a":
         _link(el, cls, ctx, out, skip)
@@ -155,13 +211,36 @@ def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
     out.notes.extend(inner.notes)
     md = "".join(inner.md)
     text = "".join(inner.text)
-    core = md.strip()
-    if not core or (marker == "`" and "`" in core) or ("$" in core and marker == "`"):
-        out.add(md, text)
+    if marker == "`":
+        # A code span shows its content literally, so it holds the page's raw words; when
+        # they hold a backtick or there is markup inside, the words stay escaped text.
+        core = text.strip()
+        if not core or inner.markup or "`" in core:
+            out.add_inner(md, text, inner)
+            return
+        lead, trail = _edges(text)
+        out.add(f"{lead}`{core}`{trail}", text)
         return
-    lead = md[: len(md) - len(md.lstrip())]
-    trail = md[len(md.rstrip()) :]
-    out.add(f"{lead}{marker}{core}{marker}{trail}", text)
+    core = md.strip()
+    if not core:
+        out.add_inner(md, text, inner)
+        return
+    lead, trail = _edges(md)
+    out.add_inner(f"{lead}{marker}{core}{marker}{trail}", text, inner)
+
+
+def _edges(text: str) -> tuple[str, str]:
+    return text[: len(text) - len(text.lstrip())], text[len(text.rstrip()) :]
+
+
+# `<` followed by what could open an HTML tag; TeX ignores spaces in math, so `a <b` is the
+# same formula as `a<b` and no renderer that misses our `$` math can read a tag in it.
+_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def neutral_tex(tex: str) -> str:
+    """TeX as it goes between `$`: unchanged in meaning, never an HTML tag to a renderer."""
+    return _TAG_OPEN.sub("< ", tex) if "<" in tex else tex
 
 
 def _link(
@@ -175,13 +254,39 @@ def _link(
     md = tidy("".join(inner.md))
     text = "".join(inner.text)
     internal = "ltx_ref" in cls and "ltx_url" not in cls and "ltx_href" not in cls
-    if internal or not _EXTERNAL.match(href) or not md:
-        out.add("".join(inner.md), text)
+    entry = ctx.bib_numbers.get(href.rpartition("#")[2]) if internal else None
+    if entry is not None and _is_key(text, entry[1]):
+        # A citation LaTeXML could not label prints the entry's key (and the comma of a missing
+        # year): "(DBLP:journals/corr/SzegedyVISW15, )". The reader gets the entry's number,
+        # in brackets when the citation has none of its own.
+        number = entry[0] if ctx.cite_bracketed else f"[{entry[0]}]"
+        out.add_inner(number, number, inner)
         return
-    if md == href or md.strip("`") == href:
-        out.add(f"<{href}>", text)
+    url = None if internal else safe_url(href)
+    if url is None or not md:
+        out.add_inner("".join(inner.md), text, inner)
+        return
+    out.markup = True
+    if text.strip() == href and not inner.markup:
+        out.add_inner(f"<{url}>", text, inner)
     else:
-        out.add(f"[{md}]({href.replace(')', '%29').replace(' ', '%20')})", text)
+        out.add_inner(f"[{md}]({destination(url)})", text, inner)
+
+
+def _alnum(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def _is_key(link_text: str, printed: str) -> bool:
+    """Whether a citation's link text is a BibTeX key rather than its entry's printed label:
+    one word (DBLP:journals/corr/SzegedyVISW15, vaswani2017attention, 9762843) that is no
+    part of the label the bibliography prints for the entry ("[12]", "Vaswani et al. (2017a)"),
+    maybe with the ", " of an empty year after it."""
+    word = link_text.strip().rstrip(",").strip()
+    if not word or any(ch.isspace() for ch in word) or len(word) > 200:
+        return False
+    core = _alnum(word)
+    return bool(core) and core not in _alnum(printed)
 
 
 def _note(el: HtmlElement, cls: frozenset[str], ctx: ParseContext, out: InlineResult) -> None:
@@ -195,7 +300,7 @@ def _note(el: HtmlElement, cls: frozenset[str], ctx: ParseContext, out: InlineRe
             continue
         ncls = node.get("class") or ""
         if not mark and "ltx_note_mark" in ncls:
-            mark = squash("".join(node.itertext())).strip()
+            mark = text_of(node)
         elif content_el is None and "ltx_note_content" in ncls:
             content_el = node
     note_id = el.get("id") or ctx.positional_id("note", "n")
@@ -208,4 +313,4 @@ def _note(el: HtmlElement, cls: frozenset[str], ctx: ParseContext, out: InlineRe
         )
         ctx.footnotes[note_id] = Footnote(note_id, mark, content)
     out.notes.append(note_id)
-    out.add(f"[^{mark}]", "")
+    out.add(f"[^{note_label(mark)}]", "")

@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from paperanchor.parse.dom import HtmlElement, classes
+from paperanchor.parse.dom import HtmlElement, classes, is_chrome, tag_of
 
-_GENERATOR = re.compile(r"by LaTeXML \(version ([^)]+)\)")
+# "by LaTeXML (version 0.8.8)" or, since arXiv's 2026 regeneration, "by LaTeXML oxide (version
+# 0.7.6)": the generator is "0.8.8" or "oxide 0.7.6".
+_GENERATOR = re.compile(r"by LaTeXML (?:(oxide) )?\(version ([^)]{1,40})\)")
 # LaTeXML nests the document at most a few containers below <body>.
 _DOCUMENT_DEPTH = 6
 # Front matter sits in the document's first levels, unless a broken conversion nested it.
@@ -58,6 +60,8 @@ class PageScan:
     base_href: str | None = None
     title: HtmlElement | None = None
     generator: str | None = None
+    license: HtmlElement | None = None
+    watermark: HtmlElement | None = None
 
 
 def _shallow(top: HtmlElement, depth: int) -> list[HtmlElement]:
@@ -72,15 +76,76 @@ def _shallow(top: HtmlElement, depth: int) -> list[HtmlElement]:
     return out
 
 
-def _first_with_class(top: HtmlElement, name: str, depth: int) -> HtmlElement | None:
-    """Breadth first, so the search stops at the level where the element is."""
-    level = [c for c in top if type(c.tag) is str]
-    for _ in range(depth):
-        for el in level:
-            if name in classes(el):
-                return el
-        level = [c for el in level for c in el if type(c.tag) is str]
-    return None
+# Classes of what a paper's document element holds directly (or one level down in a
+# wrapper): its title, front matter, sections or paragraphs. The report-errors footer and
+# the package-alerts banner a browser-saved page carries hold none of them.
+_PAPER_PARTS = frozenset(
+    {
+        "ltx_title_document",
+        "ltx_authors",
+        "ltx_abstract",
+        "ltx_section",
+        "ltx_chapter",
+        "ltx_part",
+        "ltx_appendix",
+        "ltx_bibliography",
+        "ltx_para",
+        "ltx_paragraph",
+        "ltx_subsection",
+    }
+)
+
+
+def _holds_paper(el: HtmlElement) -> bool:
+    for child in el:
+        if type(child.tag) is not str:
+            continue
+        if not _PAPER_PARTS.isdisjoint(classes(child)):
+            return True
+        for grandchild in child:
+            if type(grandchild.tag) is str and not _PAPER_PARTS.isdisjoint(classes(grandchild)):
+                return True
+    return False
+
+
+def _find_document(top: HtmlElement, raw: bytes, found: PageScan) -> None:
+    """The paper's `ltx_document` element, decided by structure, and the page furniture.
+
+    Browser-saved arXiv pages have three elements of class `ltx_document`: a package-alerts
+    banner, the article, and a `footer#footer` holding the report-errors help. The paper is
+    the one that holds the title and body, not in site chrome; an `article` wins a tie.
+    Breadth first over the first levels, looking into chrome only for the licence and
+    watermark, so the cost is bounded by the page's top levels.
+    """
+    candidates: list[HtmlElement] = []
+    level = [(c, False) for c in top if type(c.tag) is str]
+    for _ in range(_DOCUMENT_DEPTH):
+        below: list[tuple[HtmlElement, bool]] = []
+        for el, in_chrome in level:
+            element_id = el.get("id")
+            if element_id == "license-tr" and found.license is None:
+                found.license = el
+            elif element_id == "watermark-tr" and found.watermark is None:
+                found.watermark = el
+            chrome = in_chrome or is_chrome(el)
+            if "ltx_document" in classes(el):
+                if not chrome:
+                    candidates.append(el)
+                continue  # a document's inside is the paper's, not furniture
+            below.extend((c, chrome) for c in el if type(c.tag) is str)
+        level = below
+    if not candidates and b"ltx_document" in raw:
+        candidates = [el for el in _ANY_DOCUMENT(top) if not _in_chrome(el)]
+    if candidates:
+        best = max(
+            range(len(candidates)),
+            key=lambda i: (_holds_paper(candidates[i]), tag_of(candidates[i]) == "article", -i),
+        )
+        found.document = candidates[best]
+
+
+def _in_chrome(el: HtmlElement) -> bool:
+    return is_chrome(el) or any(is_chrome(a) for a in el.iterancestors())
 
 
 def scan(root: HtmlElement, raw: bytes) -> PageScan:
@@ -91,17 +156,13 @@ def scan(root: HtmlElement, raw: bytes) -> PageScan:
         base = head.find("base")
         found.base_href = base.get("href") if base is not None else None
         for comment in head.iter(etree.Comment):
-            match = _GENERATOR.search(comment.text or "")
+            match = _GENERATOR.search((comment.text or "")[:1000])
             if match:
-                found.generator = match.group(1)
+                flavour, number = match.groups()
+                found.generator = f"{flavour} {number}" if flavour else number
                 break
     body = root.find("body")
-    found.document = _first_with_class(
-        body if body is not None else root, "ltx_document", _DOCUMENT_DEPTH
-    )
-    if found.document is None and b"ltx_document" in raw:
-        deep = _ANY_DOCUMENT(root)
-        found.document = deep[0] if deep else None
+    _find_document(body if body is not None else root, raw, found)
     document = found.document
     if document is None:
         return found

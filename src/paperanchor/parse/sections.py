@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from paperanchor.parse.context import ParseContext
-from paperanchor.parse.dom import HtmlElement, children, classes, squash, tag_of
+from paperanchor.parse.context import MAX_BLOCK_DEPTH, ParseContext
+from paperanchor.parse.dom import HtmlElement, children, classes, tag_of, text_of
 from paperanchor.parse.inline import inline_of
 from paperanchor.tree import Block, Inline, Section
 
@@ -48,10 +48,23 @@ def count_section_errors(errors: list[HtmlElement]) -> dict[Any, int]:
     held as keys here are the very objects the section walk meets later.
     """
     per_section: dict[Any, int] = {}
+    # The sections above each element met so far: an error climbs only until it meets one
+    # (nested errors on a hostile page would otherwise climb through each other: quadratic).
+    above: dict[Any, tuple[Any, ...]] = {}
     for error in errors:
-        for ancestor in error.iterancestors():
-            if section_kind(ancestor) is not None:
-                per_section[ancestor] = per_section.get(ancestor, 0) + 1
+        path: list[Any] = []
+        node = error.getparent()
+        while node is not None and node not in above:
+            path.append(node)
+            node = node.getparent()
+        sections = above[node] if node is not None else ()
+        for element in reversed(path):
+            if section_kind(element) is not None:
+                # deeper sections than the walk reads are flattened: keep the outermost
+                sections = (element, *sections)[-MAX_BLOCK_DEPTH:]
+            above[element] = sections
+        for section in sections:
+            per_section[section] = per_section.get(section, 0) + 1
     return per_section
 
 
@@ -108,7 +121,7 @@ def parse_section(
     if title_el is not None:
         for node in title_el.iter():
             if "ltx_tag" in (node.get("class") or "").split():
-                tag_text = squash("".join(node.itertext())).strip()
+                tag_text = text_of(node)
                 break
         title = inline_of(title_el, ctx, skip=frozenset({"ltx_tag", "ltx_note"}))[0]
     level = base_level or min(parent_level + 1, 6)

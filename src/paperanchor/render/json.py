@@ -37,6 +37,8 @@ def float_json(node: Figure | Table, section_id: str) -> JSON:
             "rows": [list(row) for row in node.rows],
             "headerRows": node.header_rows,
             "images": list(node.images),
+            "panels": [float_json(panel, section_id) for panel in node.panels],
+            "cut": node.cut,
             "sectionId": section_id,
         }
     return {

@@ -7,9 +7,15 @@ import re
 from collections.abc import Iterable
 
 from paperanchor.parse.equations import aligned
+from paperanchor.render.escape import (
+    destination,
+    escape_label,
+    escape_line_start,
+    escape_text,
+    note_label,
+    safe_url,
+)
 from paperanchor.tree import (
-    Bibliography,
-    Block,
     Code,
     Document,
     Equation,
@@ -17,13 +23,15 @@ from paperanchor.tree import (
     Figure,
     Footnote,
     ListBlock,
-    Paragraph,
+    Node,
     Quote,
     Reference,
     Section,
     Table,
     Text,
     Theorem,
+    child_nodes,
+    walk,
 )
 
 _NUMBERED_ITEM = re.compile(r"^\d+\.?$")
@@ -36,7 +44,7 @@ def tokens_of(markdown: str) -> int:
 
 def heading(section: Section) -> str:
     hashes = "#" * max(1, min(section.level, 6))
-    label = section.tag.strip() if section.tag else ""
+    label = escape_text(section.tag.strip()) if section.tag else ""
     title = section.title.markdown
     return f"{hashes} {label} {title}".replace("  ", " ").rstrip() if label else f"{hashes} {title}"
 
@@ -55,10 +63,6 @@ def group_latex(group: EquationGroup) -> str:
     return aligned(group)
 
 
-def _escape_alt(text: str) -> str:
-    return text.replace("[", "\\[").replace("]", "\\]").replace("\n", " ")
-
-
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ").strip()
 
@@ -73,38 +77,53 @@ def pipe_table(rows: tuple[tuple[str, ...], ...]) -> str:
     return "\n".join(lines)
 
 
+def _image(alt: str, url: str) -> str | None:
+    safe = safe_url(url)
+    return f"![{escape_label(alt)}]({destination(safe)})" if safe else None
+
+
+def _images(alts: list[str], urls: list[str]) -> str:
+    lines = [_image(alt, url) for alt, url in zip(alts, urls, strict=True)]
+    return "\n".join(line for line in lines if line)
+
+
 def figure_chunks(figure: Figure | Table) -> list[str]:
     caption = figure.caption.markdown
-    label = f"{figure.tag} {caption}".strip() if figure.tag else caption
+    tag = escape_text(figure.tag.strip())
+    # an image's alt text is plain: a caption's own markup (an inline icon) cannot nest in it
+    label = f"{figure.tag} {figure.caption.text}".strip() if figure.tag else figure.caption.text
     chunks: list[str] = []
     panel_images = {url for panel in figure.panels for url in panel.images}
     own = [url for url in figure.images if url not in panel_images]
     if isinstance(figure, Table):
-        title = f"**{figure.tag.strip()}** {caption}".strip() if figure.tag else caption
+        title = f"**{tag}** {caption}".strip() if tag else caption
         if title:
             chunks.append(title)
         if figure.markdown_rows:
             chunks.append(pipe_table(figure.markdown_rows))
+            if figure.cut:
+                chunks.append(f"*[table cut: the first {len(figure.markdown_rows)} rows are kept]*")
         elif own:
-            chunks.append("\n".join(f"![{_escape_alt(label or 'Table')}]({url})" for url in own))
+            chunks.append(_images([label or "Table"] * len(own), own))
     else:
-        if own:
-            lines = [f"![{_escape_alt(label)}]({own[0]})"]
-            lines.extend(
-                f"![{_escape_alt(figure.tag.strip() or 'Figure')}]({url})" for url in own[1:]
-            )
-            chunks.append("\n".join(lines))
+        body = [c for block in figure.blocks for c in block_chunks(block)]
+        # pictures laid out in a tabular are shown in its cells, not twice
+        shown_in_body = "\n".join(body)
+        own = [url for url in own if (safe_url(url) or url) not in shown_in_body]
+        alts = [label] + [figure.tag.strip() or "Figure"] * (len(own) - 1)
+        shown = _images(alts, own) if own else ""
+        if shown:
+            chunks.append(shown)
         elif label:
-            chunks.append(f"**{figure.tag.strip()}** {caption}".strip() if figure.tag else caption)
-        for block in figure.blocks:
-            chunks.extend(block_chunks(block))
+            chunks.append(f"**{tag}** {caption}".strip() if tag else caption)
+        chunks.extend(body)
     for panel in figure.panels:
         chunks.extend(figure_chunks(panel))
     return chunks
 
 
 def reference_line(reference: Reference) -> str:
-    label = reference.label or f"[{reference.number}]"
+    label = escape_text(reference.label) if reference.label else f"[{reference.number}]"
     return f"- {label} {reference.markdown}".rstrip()
 
 
@@ -130,7 +149,7 @@ def list_markdown(block: ListBlock) -> str:
         elif block.ordered and not tag:
             marker = f"{position}. "
         elif tag and tag not in ("•", "∙", "◦", "–", "-", "*", "▪", "⋅"):
-            marker = f"- {tag} "
+            marker = f"- {escape_text(tag)} "
         else:
             marker = "- "
         body = "\n\n".join(c for b in item.blocks for c in block_chunks(b)) or ""
@@ -138,12 +157,10 @@ def list_markdown(block: ListBlock) -> str:
     return "\n".join(lines)
 
 
-def block_chunks(block: Block) -> list[str]:
-    """The Markdown of one block as chunks; blank lines go between chunks."""
+def block_chunks(block: Node) -> list[str]:
+    """The Markdown of one node as chunks; blank lines go between chunks."""
     if isinstance(block, Text):
         return [block.content.markdown] if block.content.markdown else []
-    if isinstance(block, Paragraph):
-        return [c for b in block.blocks for c in block_chunks(b)]
     if isinstance(block, Equation):
         return [equation_line(block)] if block.latex else []
     if isinstance(block, EquationGroup):
@@ -153,7 +170,7 @@ def block_chunks(block: Block) -> list[str]:
         return figure_chunks(block)
     if isinstance(block, Theorem):
         inner = [c for b in block.blocks for c in block_chunks(b)]
-        label = block.label.text.strip()
+        label = escape_text(block.label.text.strip())
         if not label:
             return inner
         marker = f"*{label}*" if block.kind == "proof" else f"**{label}**"
@@ -171,11 +188,12 @@ def block_chunks(block: Block) -> list[str]:
         quoted = "\n\n".join(c for b in block.blocks for c in block_chunks(b))
         lines = quoted.split("\n")
         return ["\n".join("> " + line if line else ">" for line in lines)] if quoted else []
-    if isinstance(block, Bibliography):
-        return [reference_line(r) for r in block.references]
+    if isinstance(block, Reference):
+        return [reference_line(block)]
     if isinstance(block, Section):
         return section_chunks(block)
-    return []
+    # paragraphs, bibliographies and any kind without a rendering of its own: its children
+    return [c for child in child_nodes(block) for c in block_chunks(child)]
 
 
 def section_chunks(section: Section) -> list[str]:
@@ -185,34 +203,25 @@ def section_chunks(section: Section) -> list[str]:
     return chunks
 
 
-def notes_in(blocks: Iterable[Block]) -> list[str]:
+def notes_in(blocks: Iterable[Node]) -> list[str]:
     """Footnote ids referenced inside blocks, in order, once each."""
     found: dict[str, None] = {}
-    stack: list[Block] = list(reversed(list(blocks)))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Text):
-            found.update(dict.fromkeys(node.notes))
-        elif isinstance(node, Paragraph | Theorem | Quote | Section):
-            stack.extend(reversed(node.blocks))
-        elif isinstance(node, ListBlock):
-            for item in reversed(node.items):
-                stack.extend(reversed(item.blocks))
-        elif isinstance(node, Figure):
-            stack.extend(reversed(node.blocks))
+    for visit in walk(blocks):
+        if isinstance(visit.node, Text):
+            found.update(dict.fromkeys(visit.node.notes))
     return list(found)
 
 
 def footnote_chunks(note_ids: list[str], footnotes: dict[str, Footnote]) -> list[str]:
     lines = [
-        f"[^{footnotes[n].mark}]: {footnotes[n].content.markdown}"
+        f"[^{note_label(footnotes[n].mark)}]: {footnotes[n].content.markdown}"
         for n in note_ids
         if n in footnotes
     ]
     return ["\n".join(lines)] if lines else []
 
 
-def node_chunks(block: Block, document: Document) -> list[str]:
+def node_chunks(block: Node, document: Document) -> list[str]:
     """A node's Markdown with the footnotes it references at its end."""
     chunks = block_chunks(block)
     return chunks + footnote_chunks(notes_in([block]), document.footnotes)
@@ -222,11 +231,11 @@ def document_chunks(document: Document) -> list[str]:
     """The whole paper: title, authors, abstract, then every top-level block."""
     chunks = [f"# {document.title.markdown}".rstrip()]
     if document.authors:
-        chunks.append(", ".join(document.authors))
+        chunks.append(escape_line_start(escape_text(", ".join(document.authors))))
     if document.abstract is not None:
         chunks.extend(node_chunks(document.abstract, document))
     if document.keywords:
-        chunks.append(f"**Keywords:** {document.keywords}")
+        chunks.append(f"**Keywords:** {escape_text(document.keywords)}")
     for block in document.blocks:
         chunks.extend(node_chunks(block, document))
     return chunks

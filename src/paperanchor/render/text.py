@@ -4,27 +4,24 @@ from __future__ import annotations
 
 from paperanchor.render.markdown import group_latex
 from paperanchor.tree import (
-    Bibliography,
-    Block,
     Code,
     Equation,
     EquationGroup,
     Figure,
     ListBlock,
-    Paragraph,
-    Quote,
+    Node,
+    Reference,
     Section,
     Table,
     Text,
     Theorem,
+    child_nodes,
 )
 
 
-def _lines(block: Block) -> list[str]:
+def _lines(block: Node) -> list[str]:
     if isinstance(block, Text):
         return [block.content.text] if block.content.text else []
-    if isinstance(block, Paragraph):
-        return [line for b in block.blocks for line in _lines(b)]
     if isinstance(block, Equation):
         return (
             [f"${block.latex}$" + (f" ({block.number})" if block.number else "")]
@@ -57,17 +54,16 @@ def _lines(block: Block) -> list[str]:
         return out
     if isinstance(block, Code):
         return [block.text]
-    if isinstance(block, Quote):
-        return [line for b in block.blocks for line in _lines(b)]
-    if isinstance(block, Bibliography):
-        return [f"{r.label} {r.text}".strip() for r in block.references]
+    if isinstance(block, Reference):
+        return [f"{block.label} {block.text}".strip()]
     if isinstance(block, Section):
         title = f"{block.tag.strip()} {block.title.text}".strip() if block.tag else block.title.text
         return [title, *[line for b in block.blocks for line in _paragraph_lines(b)]]
-    return []
+    # paragraphs, quotes, bibliographies and any kind without a rendering of its own
+    return [line for child in child_nodes(block) for line in _lines(child)]
 
 
-def _paragraph_lines(block: Block) -> list[str]:
+def _paragraph_lines(block: Node) -> list[str]:
     """Inside a section, each paragraph is one chunk separated by a blank line."""
     lines = _lines(block)
     if isinstance(block, Section):
@@ -75,7 +71,7 @@ def _paragraph_lines(block: Block) -> list[str]:
     return ["\n".join(lines)] if lines else []
 
 
-def plain_text(block: Block) -> str:
+def plain_text(block: Node) -> str:
     """A paragraph's lines joined by newlines; a section's paragraphs by blank lines."""
     if isinstance(block, Section):
         parts = _lines(block)

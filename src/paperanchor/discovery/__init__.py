@@ -1,0 +1,13 @@
+"""Discovery (SPEC §4): arXiv metadata and search, BibTeX, citations, categories and trends.
+
+Pure: these modules turn upstream answers (bytes) into SPEC §5 shapes and compose the
+requests' parameters; they import no web, HTTP, cache or Redis library. The HTTP clients
+that send the requests live with the polite layer.
+
+    atom.py        arXiv API Atom feeds -> Metadata, Hit, search pages; arXiv's error feeds
+    query.py       search_query composition, id_list requests, argument checking
+    latex.py       text -> BibTeX-safe LaTeX (escaping, math kept, case protection)
+    bibtex.py      @misc entries, keys, a paper's bibliography as BibTeX
+    s2.py          Semantic Scholar Graph API answers -> Citations; request paths
+    categories.py  arXiv's taxonomy (package data), category checking, trends
+"""

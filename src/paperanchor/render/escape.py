@@ -1,0 +1,99 @@
+"""The paper's text as text in Markdown (SPEC §3): escaping and the URLs we let through.
+
+A paper is untrusted: a `<script>`, raw HTML, `[x](javascript:…)` or a `**` written in its
+text must reach a reader as those characters, never as markup. Escaping is by CommonMark's
+backslash escapes, kept to what can start markup so that the Markdown stays readable: a
+citation such as `[12]` stays as it is (no link definition of ours can match it), while the
+`](` of an inline link, the `[^` of a footnote, a `<`, an entity, emphasis and code marks, and
+the marks that open a block at the start of a line are escaped. `tests/render/test_escape.py`
+renders our output back with markdown-it-py to show it.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote, urlsplit
+
+# Characters escaped wherever they are: each can open markup in the middle of a line.
+_ALWAYS = frozenset("\\`*<~$")
+# A `]` that would close a link text (`](…)`, `][…]`), a `[` that would open a footnote
+# reference (`[^…]`), an `&` that would start an entity (`&lt;`, `&#60;`), and a `_` at a word
+# boundary (CommonMark does not treat an intraword `_` as emphasis).
+_BLOCK_START = re.compile(r"^(?:[#>+\-]|\d{1,9}[.)](?:\s|$)|\[)")
+_SAFE_SCHEMES = ("http", "https")
+
+
+def escape_text(text: str, *, brackets: bool = False) -> str:
+    """A run of the paper's words as Markdown that renders back to exactly those words;
+    with `brackets`, every `[` and `]` is escaped too (text that sits inside `[…]`)."""
+    if not _needs_escape(text):
+        return text
+    out: list[str] = []
+    last = len(text) - 1
+    for index, char in enumerate(text):
+        if char in _ALWAYS or (brackets and char in "[]"):
+            out.append("\\" + char)
+        elif char == "]" and index < last and text[index + 1] in "([":
+            out.append("\\]")
+        elif char == "[" and index < last and text[index + 1] == "^":
+            out.append("\\[")
+        elif char == "&" and index < last and (text[index + 1].isalpha() or text[index + 1] == "#"):
+            out.append("\\&")
+        elif char == "_" and not (
+            0 < index < last and text[index - 1].isalnum() and text[index + 1].isalnum()
+        ):
+            out.append("\\_")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _needs_escape(text: str) -> bool:
+    return any(c in text for c in "\\`*<~$]&_[")
+
+
+def escape_line_start(markdown: str) -> str:
+    """Escape a mark that would open a block (heading, quote, list, link definition) where a
+    chunk of our Markdown starts with the paper's text."""
+    if markdown and _BLOCK_START.match(markdown):
+        match = re.match(r"\d{1,9}", markdown)
+        if match:  # "1. Introduction" as text, not an ordered list
+            end = match.end()
+            return f"{markdown[:end]}\\{markdown[end:]}"
+        return "\\" + markdown
+    return markdown
+
+
+def escape_label(text: str) -> str:
+    """Text inside `[…]` (an image's alt text, a footnote mark): brackets and newlines too."""
+    return escape_text(" ".join(text.split()), brackets=True)
+
+
+_NOTE_LABEL = re.compile(r"[^\w*†‡§¶#]")
+
+
+def note_label(mark: str) -> str:
+    """A footnote mark as a label GFM accepts: no spaces, brackets or carets."""
+    return _NOTE_LABEL.sub("", mark)[:20] or "note"
+
+
+def safe_url(url: str) -> str | None:
+    """An absolute http(s) URL fit to sit inside `<…>`, or None (SPEC §3: other schemes, such
+    as javascript: and file:, are dropped)."""
+    url = url.strip()
+    if not url or any(ord(c) < 32 or ord(c) == 127 for c in url):
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in _SAFE_SCHEMES or not parts.netloc:
+        return None
+    # Percent-encode what would end an autolink or a link destination (spaces, angle brackets,
+    # quotes, backslashes); parentheses stay, as `destination` puts such a URL inside `<…>`.
+    return quote(url, safe="/:?#[]@!$&'()*+,;=%-._~")
+
+
+def destination(url: str) -> str:
+    """A safe URL as the `(…)` part of a link or image: inside `<…>` when it has parentheses."""
+    return f"<{url}>" if "(" in url or ")" in url else url

@@ -1,0 +1,148 @@
+"""Hostile LaTeXML-looking pages, generated: each abuses one rule of the parser (SPEC §3 Limits).
+
+`python -m tests.reliability.hostile_pages DIR` writes them to DIR as `<name>.html`, so a
+server's local directory can serve them; `measure NAME` parses and renders one in this process
+and prints its time and peak memory as JSON (the tests run it in a fresh process each).
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HEAD = (
+    "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Hostile</title>{head}</head>"
+    "<body><div class='ltx_page_main'><article class='ltx_document'>"
+    "<h1 class='ltx_title ltx_title_document'>A hostile page</h1>{body}"
+    "</article></div></body></html>"
+)
+
+
+def _page(body: str, head: str = "") -> bytes:
+    return HEAD.format(head=head, body=body).encode()
+
+
+def span_bomb_table() -> bytes:
+    """16 cells that each span 1000 rows and 1000 columns: a 1 KB table of 16 million cells."""
+    cells = "".join(
+        f"<td class='ltx_td' rowspan='1000' colspan='1000'>c{i}</td>" for i in range(16)
+    )
+    table = (
+        "<figure class='ltx_table' id='S1.T1'><figcaption class='ltx_caption'>"
+        "<span class='ltx_tag ltx_tag_table'>Table 1: </span>Spans</figcaption>"
+        f"<table class='ltx_tabular' id='S1.T1.1'><tr class='ltx_tr'>{cells}</tr></table>"
+        "</figure>"
+    )
+    return _page(_section("S1", "1", "Tables", table))
+
+
+def nested_spans(depth: int = 2_000) -> bytes:
+    """A paragraph whose text sits under 2,000 nested spans (libxml2 reads 2,048 levels)."""
+    inner = "<span class='ltx_text'>" * depth + "deep words" + "</span>" * depth
+    return _page(_section("S1", "1", "Spans", f"<p class='ltx_p'>Start {inner} end.</p>"))
+
+
+def alike_sections(count: int = 20_000) -> bytes:
+    """20,000 sections with the same title: each needs its own slug."""
+    body = "".join(
+        _section(f"S{i}", str(i), "Results", f"<p class='ltx_p'>Paragraph {i}.</p>")
+        for i in range(1, count + 1)
+    )
+    return _page(body)
+
+
+def deep_lists(depth: int = 250) -> bytes:
+    """Itemize lists nested 250 deep."""
+    opening = (
+        "<ul class='ltx_itemize'><li class='ltx_item'><div class='ltx_para'>"
+        "<p class='ltx_p'>item</p>"
+    )
+    closing = "</div></li></ul>"
+    return _page(_section("S1", "1", "Lists", opening * depth + closing * depth))
+
+
+def deep_quotes(depth: int = 250) -> bytes:
+    """Quotes nested 250 deep."""
+    opening = "<blockquote class='ltx_quote'><p class='ltx_p'>quoted</p>"
+    return _page(_section("S1", "1", "Quotes", opening * depth + "</blockquote>" * depth))
+
+
+def deep_sections(depth: int = 2_000) -> bytes:
+    """Subsections nested 2,000 deep, each with a conversion error inside."""
+    opening = (
+        "<section class='ltx_subsection' id='S1.SS{i}'><h3 class='ltx_title'>Deeper</h3>"
+        "<p class='ltx_p'><span class='ltx_ERROR undefined'>\\bad</span> text</p>"
+    )
+    body = "".join(opening.format(i=i) for i in range(depth)) + "</section>" * depth
+    return _page(_section("S1", "1", "Sections", body))
+
+
+def quadratic_base() -> bytes:
+    """A 300 KB head of unterminated `<base` tags: a backtracking pattern over it is quadratic."""
+    head = "<base " + "<base x" * 43_000
+    return _page(_section("S1", "1", "Base", "<p class='ltx_p'>Body.</p>"), head=head)
+
+
+def _section(section_id: str, number: str, title: str, body: str) -> str:
+    return (
+        f"<section class='ltx_section' id='{section_id}'><h2 class='ltx_title ltx_title_section'>"
+        f"<span class='ltx_tag ltx_tag_section'>{number} </span>{title}</h2>{body}</section>"
+    )
+
+
+PAGES: dict[str, Callable[[], bytes]] = {
+    "span-bomb-table": span_bomb_table,
+    "nested-spans": nested_spans,
+    "too-deep-spans": lambda: nested_spans(20_000),
+    "alike-sections": alike_sections,
+    "deep-lists": deep_lists,
+    "deep-quotes": deep_quotes,
+    "deep-sections": deep_sections,
+    "quadratic-base": quadratic_base,
+}
+
+
+def measure(name: str) -> dict[str, object]:
+    """Parse one page, open it as a paper, render the whole of it and its outline."""
+    from paperanchor.parse import parse_document
+    from paperanchor.service import LocalPaper, Paper, outline, read
+
+    html = PAGES[name]()
+    started = time.perf_counter()
+    document = parse_document(html, "https://example.org/")
+    parsed = time.perf_counter()
+    paper = Paper.open(LocalPaper(document, f"local/{name}", f"local/{name}"))
+    answer = outline(paper)
+    markdown = read(paper, None, 100_000).markdown
+    for section in document.sections[:50]:
+        read(paper, section.id, 100_000)
+    done = time.perf_counter()
+    return {
+        "page": name,
+        "bytes": len(html),
+        "parse_s": round(parsed - started, 3),
+        "total_s": round(done - started, 3),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "sections": answer["counts"]["sections"],
+        "tokens": answer["tokens"],
+        "markdown_chars": len(markdown),
+    }
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["measure"]:
+        print(json.dumps(measure(argv[1])))
+        return 0
+    folder = Path(argv[0])
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, make in PAGES.items():
+        (folder / f"{name}.html").write_bytes(make())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

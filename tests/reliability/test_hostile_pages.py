@@ -1,0 +1,138 @@
+"""Hostile pages cost bounded time and memory, in the parser and in a running server (SPEC §3
+Limits), while `/healthz` keeps answering.
+
+The bounds asserted are loose (a busy CI machine must not fail them); the figures measured are
+written to test-artifacts/hostile-pages.json and printed, and `make bench` reports them too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.api.live import ServeProcess
+from tests.conftest import ROOT
+from tests.reliability.hostile_pages import PAGES
+
+# Loose bounds; the figures are far below them (docs/reliability.md has the last run's).
+ANSWER_S = 20.0
+SERVER_PEAK_MB = 1024.0
+PROCESS_PEAK_MB = 600.0
+HEALTHZ_WORST_S = 5.0
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+@pytest.mark.parametrize("name", sorted(set(PAGES) - {"too-deep-spans"}))
+def test_a_hostile_page_parses_and_renders_in_bounded_time_and_memory(name: str) -> None:
+    # a fresh process each, so that the peak memory is this page's
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.reliability.hostile_pages", "measure", name],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    figures = json.loads(result.stdout)
+    assert figures["total_s"] < ANSWER_S, figures
+    assert figures["peak_rss_mb"] < PROCESS_PEAK_MB, figures
+    assert figures["tokens"] > 0
+
+
+def test_a_page_nested_past_what_libxml2_reads_is_refused_not_cut_short() -> None:
+    from paperanchor.errors import ParseError
+    from paperanchor.parse import parse_document
+
+    with pytest.raises(ParseError, match="could not be read to its end"):
+        parse_document(PAGES["too-deep-spans"]())
+
+
+def _peak_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM in /proc")
+
+
+class _Healthz(threading.Thread):
+    """Asks /healthz every 20 ms and keeps the worst latency."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(daemon=True)
+        self.url = url
+        self.worst = 0.0
+        self.failures = 0
+        self.asked = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        with httpx.Client(timeout=30, trust_env=False) as client:
+            while not self.stop.is_set():
+                started = time.perf_counter()
+                try:
+                    ok = client.get(f"{self.url}/healthz").status_code == 200
+                except httpx.HTTPError:
+                    ok = False
+                self.worst = max(self.worst, time.perf_counter() - started)
+                self.asked += 1
+                self.failures += 0 if ok else 1
+                time.sleep(0.02)
+
+
+def test_a_server_answers_every_hostile_page_and_healthz_keeps_answering(tmp_path: Path) -> None:
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    for name, make in PAGES.items():
+        (papers / f"{name}.html").write_bytes(make())
+    env = {
+        **os.environ,
+        "PAPERANCHOR_LOCAL_DIR": str(papers),
+        "PAPERANCHOR_OFFLINE": "1",
+        "PAPERANCHOR_CACHE_DIR": str(tmp_path / "cache"),
+        "PAPERANCHOR_RATE_LIMIT": "0",
+    }
+    server = ServeProcess(env, cwd=ROOT)
+    figures: dict[str, object] = {}
+    try:
+        server.wait_ready()
+        idle_mb = _peak_mb(server.process.pid)
+        healthz = _Healthz(server.url)
+        healthz.start()
+        with httpx.Client(base_url=server.url, timeout=120, trust_env=False) as client:
+            for name in PAGES:
+                started = time.perf_counter()
+                outline = client.get(f"/local/{name}/outline.json")
+                whole = client.get(f"/local/{name}.md")
+                elapsed = time.perf_counter() - started
+                figures[name] = {"seconds": round(elapsed, 3), "status": outline.status_code}
+                if name == "too-deep-spans":
+                    assert outline.status_code == 502, outline.text
+                    assert "could not be read to its end" in outline.json()["error"]["detail"]
+                else:
+                    assert outline.status_code == 200 and whole.status_code == 200, outline.text
+                assert elapsed < ANSWER_S, (name, elapsed)
+        healthz.stop.set()
+        healthz.join(10)
+        peak_mb = _peak_mb(server.process.pid)
+        figures["server"] = {
+            "idle_mb": round(idle_mb, 1),
+            "peak_mb": round(peak_mb, 1),
+            "healthz_worst_s": round(healthz.worst, 3),
+            "healthz_asked": healthz.asked,
+            "healthz_failures": healthz.failures,
+        }
+    finally:
+        server.stop()
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "hostile-pages.json").write_text(json.dumps(figures, indent=1))
+    print(json.dumps(figures))
+    assert healthz.failures == 0 and healthz.worst < HEALTHZ_WORST_S, figures
+    assert peak_mb < SERVER_PEAK_MB, figures
