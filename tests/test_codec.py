@@ -7,6 +7,7 @@ import inspect
 import pickle
 import struct
 import tracemalloc
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -72,7 +73,8 @@ def test_the_codec_covers_every_class_of_the_tree() -> None:
     # Fails when a tree class gains a field of a type the codec cannot check (then teach it).
     for cls in TREE_CLASSES:
         Codec(cls, max_bytes=1 << 20)
-    assert set(TREE_CLASSES) <= set(paper_codec().classes)
+    kinds = {*typing.get_args(tree.Block), tree.Reference, tree.ListItem, tree.Footnote}
+    assert kinds | {Document, Inline} <= set(paper_codec().classes)
 
 
 @dataclass(frozen=True)
