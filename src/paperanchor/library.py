@@ -178,17 +178,17 @@ class Library:
             async with aclosing(self.sources.pages(ref)) as pages:
                 async for page in pages:
                     if page.source == "local":
-                        found = await self._local_paper(page)
-                        if found is None:
+                        local = await self._local_paper(page)
+                        if local is None:
                             continue  # the file holds another version than the one asked for
-                        loaded, size = found
+                        loaded = local
                     else:
                         base_url = page.base_url or page.source_url
                         document = await asyncio.to_thread(self._parse, page.html, base_url)
                         resolved = _resolved(document, page)
                         if resolved is None:
                             continue
-                        loaded, size = resolved, 0
+                        loaded = resolved
                     if _quality(loaded.document) == "failed":
                         log.info("%s's rendering of %s failed; asking on", page.source, ref.idv)
                         failed = failed or loaded
@@ -197,8 +197,8 @@ class Library:
                         size = await asyncio.to_thread(self._remember, ref, loaded)
                         settled = _settled(loaded)
                         self._keep(loaded.idv, loaded, settled=settled, size=size or len(page.html))
-                    if max(size, len(page.html)) >= TRIM_AFTER_BYTES:
-                        await asyncio.to_thread(release_freed_memory)
+                        if len(page.html) >= TRIM_AFTER_BYTES:
+                            await asyncio.to_thread(release_freed_memory)
                     return loaded
         except NotFound:
             if failed is None:
@@ -206,10 +206,10 @@ class Library:
         assert failed is not None
         return failed
 
-    async def _local_paper(self, page: FetchedPage) -> tuple[LoadedPaper, int] | None:
-        """A local page's paper and the size of its entry, its parse cached by the file's bytes
-        (None when its furniture names another version than the one asked for). The paper
-        held in memory is answered again while it is the same, so its views are kept too."""
+    async def _local_paper(self, page: FetchedPage) -> LoadedPaper | None:
+        """A local page's paper, its parse cached by the file's bytes (None when its furniture
+        names another version than the one asked for). The paper held in memory is answered
+        again while it is the same, so its views are kept too."""
         # A local file can change under the same name: key its parse by its bytes.
         digest = hashlib.sha256(page.base_url.encode() + b"\0" + page.html).hexdigest()
         key = f"local-sha256:{digest}"
@@ -235,9 +235,11 @@ class Library:
         if loaded is None:
             return None
         if held is not None and _same(held, loaded):
-            return held, size
+            return held
         self._keep(key, loaded, settled=True, size=size or len(page.html))
-        return loaded, size
+        if held is None and max(size, len(page.html)) >= TRIM_AFTER_BYTES:
+            await asyncio.to_thread(release_freed_memory)  # after a parse or a decode
+        return loaded
 
     def _cached(self, ref: PaperRef) -> LoadedPaper | None:
         """The cached paper for `ref` (runs in a worker thread: the store is blocking I/O)."""

@@ -1,12 +1,12 @@
 """The parser version: a digest of everything that decides what the parser builds.
 
 Cached papers are keyed by it (SPEC §2), so it must change whenever the tree for some page
-would: it digests the code of tree.py, every module under parse/ and every paperanchor module
-they import, and of the cache codec (codec.py, which writes the tree into the cache), each without
-comment lines and blank lines, which change nothing; and the versions of lxml, libxml2 and the
-Unicode database. What none of
-these can see (a change in another library's behaviour) is caught by tests/test_parser_version.py,
-which fails when the parsed fixtures change and the version did not; then bump REVISION.
+would. It digests the code of tree.py, of every module under parse/, of the cache codec
+(codec.py, which writes the tree into the cache) and of every paperanchor module they import,
+each without its comment lines and blank lines, which change nothing; and the versions of lxml,
+libxml2 and the Unicode database. What none of these can see (a change in another library's
+behaviour) is caught by tests/test_parser_version.py, which fails when the parsed fixtures
+change and the version did not: then bump REVISION.
 """
 
 from __future__ import annotations
