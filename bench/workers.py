@@ -64,7 +64,7 @@ def redis_server(directory: Path) -> Iterator[str]:
 
 def warm(cache_url: str) -> None:
     """Store the parsed paper in Redis as a fetch from arXiv would have."""
-    from paperanchor.library import LoadedPaper
+    from paperanchor.library import LoadedPaper, paper_codec
     from paperanchor.parse import PARSER_VERSION, parse_document
     from paperanchor.store import PaperCache, RedisStore
 
@@ -73,7 +73,7 @@ def warm(cache_url: str) -> None:
     loaded = LoadedPaper(document, IDV.split("v")[0], IDV, 1, True, "arxiv", source_url)
     store = RedisStore(cache_url)
     try:
-        PaperCache(store).put_paper(IDV, PARSER_VERSION, loaded)
+        PaperCache(store, paper_codec()).put_paper(IDV, PARSER_VERSION, loaded)
     finally:
         store.close()
 

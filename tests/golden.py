@@ -6,11 +6,13 @@ review the diff in the commit. tests/test_golden.py compares against them.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
 
-from paperanchor.parse import parse_document
+from paperanchor.codec import Codec
+from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.service import LocalPaper, Paper, outline
 from paperanchor.tree import (
     Bibliography,
@@ -32,6 +34,9 @@ from paperanchor.tree import (
 ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "fixtures" / "html"
 GOLDEN = ROOT / "fixtures" / "golden"
+# The parser version the golden files were made with, and a digest of the fixtures' trees:
+# tests/test_parser_version.py fails when the trees change and the version did not.
+VERSION_RECORD = GOLDEN / "parser-version.txt"
 NAMES = sorted(p.stem for p in HTML.glob("*.html"))
 # A fixed base so that image URLs do not depend on where the checkout lives.
 BASE = "https://paperanchor.invalid/fixtures/"
@@ -136,12 +141,40 @@ def render(name: str) -> dict[str, str]:
     }
 
 
+def trees_digest() -> str:
+    """A digest of every fixture's whole tree, as the cache would hold it."""
+    codec = Codec(Document, max_bytes=1 << 30)
+    digest = hashlib.sha256()
+    for name in NAMES:
+        document = parse_document((HTML / f"{name}.html").read_bytes(), f"{BASE}{name}.html")
+        digest.update(codec.encode(document, name))
+    return digest.hexdigest()
+
+
+def recorded_version() -> tuple[str, str] | None:
+    """(parser version, trees digest) as of the last `make golden`, if recorded."""
+    if not VERSION_RECORD.exists():
+        return None
+    version, digest = VERSION_RECORD.read_text(encoding="utf-8").split()
+    return version, digest
+
+
 def main() -> int:
     GOLDEN.mkdir(parents=True, exist_ok=True)
     for name in NAMES:
         for file_name, text in render(name).items():
             (GOLDEN / file_name).write_text(text, encoding="utf-8")
             print(f"wrote fixtures/golden/{file_name}")
+    digest, recorded = trees_digest(), recorded_version()
+    if recorded is not None and recorded[0] == PARSER_VERSION and recorded[1] != digest:
+        print(
+            "the parsed fixtures changed but PARSER_VERSION did not (a change the version's "
+            "digest cannot see): bump REVISION in src/paperanchor/parse/version.py, then rerun",
+            file=sys.stderr,
+        )
+        return 1
+    VERSION_RECORD.write_text(f"{PARSER_VERSION} {digest}\n", encoding="utf-8")
+    print(f"wrote fixtures/golden/{VERSION_RECORD.name}")
     return 0
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from paperanchor.errors import NotFound, ParseError
 from paperanchor.flight import SingleFlight
-from paperanchor.library import Library, LoadedPaper
+from paperanchor.library import Library, LoadedPaper, paper_codec
 from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.refs import PaperRef, parse_ref
 from paperanchor.settings import Settings
@@ -170,7 +170,7 @@ def test_a_corrupt_cache_entry_is_dropped_and_refetched_never_served(replay, tmp
     assert replay.count() == 2
     store = DiskStore(tmp_path)
     try:
-        cached = PaperCache(store).get_paper("2501.11120v1", PARSER_VERSION)
+        cached = PaperCache(store, paper_codec()).get_paper("2501.11120v1", PARSER_VERSION)
     finally:
         store.close()
     assert isinstance(cached, LoadedPaper) and cached.document == loaded.document
@@ -350,7 +350,8 @@ def test_the_library_closes_only_what_it_opened(replay, tmp_path):
 
     asyncio.run(main())
 
-    assert PaperCache(store).get_paper("2501.11120v1", PARSER_VERSION) is not None  # still open
+    cache = PaperCache(store, paper_codec())
+    assert cache.get_paper("2501.11120v1", PARSER_VERSION) is not None  # the store is still open
     store.close()
 
 

@@ -20,6 +20,7 @@ PURE = (
     "paperanchor.infer",
     "paperanchor.refs",
     "paperanchor.errors",
+    "paperanchor.codec",
     "paperanchor.service",
     "paperanchor.discovery.atom",
     "paperanchor.discovery.query",

@@ -9,8 +9,10 @@ import pytest
 
 from paperanchor import store as store_module
 from paperanchor.errors import PaperAnchorError
+from paperanchor.library import LoadedPaper, paper_codec
 from paperanchor.settings import Settings
 from paperanchor.store import DiskStore, PaperCache, RedisStore, open_store
+from paperanchor.tree import Document, Inline
 from tests.conftest import free_port
 
 
@@ -40,12 +42,16 @@ def test_a_redis_store_keeps_bytes_under_its_prefix_with_lifetimes(shared_redis)
 
 def test_the_paper_cache_works_the_same_over_redis(shared_redis):
     store = RedisStore(shared_redis.url)
+    paper = LoadedPaper(
+        Document(Inline("Attention", "Attention"), (), None, None, ()),
+        *("1706.03762", "1706.03762v7", 7, True, "arxiv", "https://arxiv.org/html/1706.03762v7"),
+    )
     try:
-        cache = PaperCache(store)
-        cache.put_paper("1706.03762v7", "1", {"title": "Attention"})
+        cache = PaperCache(store, paper_codec())
+        cache.put_paper("1706.03762v7", "1", paper)
         cache.put_latest("1706.03762", "1706.03762v7", ttl=60)
 
-        assert cache.get_paper("1706.03762v7", "1") == {"title": "Attention"}
+        assert cache.get_paper("1706.03762v7", "1") == paper
         assert cache.get_latest("1706.03762") == "1706.03762v7"
         key = PaperCache.paper_key("1706.03762v7", "1")
         raw = store.get(key)

@@ -7,8 +7,15 @@ import time
 
 import pytest
 
+from paperanchor.library import LoadedPaper, paper_codec
 from paperanchor.settings import Settings
 from paperanchor.store import DiskStore, PaperCache, open_store
+from paperanchor.tree import Document, Inline
+
+
+def paper(title: str, idv: str = "1706.03762v7") -> LoadedPaper:
+    document = Document(Inline(title, title), (), None, None, ())
+    return LoadedPaper(document, idv[:10], idv, 7, True, "arxiv", f"https://arxiv.org/html/{idv}")
 
 
 @pytest.fixture
@@ -61,17 +68,17 @@ def test_open_store_is_the_disk_cache_under_cache_dir(tmp_path):
 
 
 def test_a_paper_is_cached_per_idv_and_parser_version(store):
-    cache = PaperCache(store)
-    cache.put_paper("1706.03762v7", "1", {"title": "Attention"})
+    cache = PaperCache(store, paper_codec())
+    cache.put_paper("1706.03762v7", "1", paper("Attention"))
 
-    assert cache.get_paper("1706.03762v7", "1") == {"title": "Attention"}
+    assert cache.get_paper("1706.03762v7", "1") == paper("Attention")
     assert cache.get_paper("1706.03762v7", "2") is None  # another parser's entry is ignored
     assert cache.get_paper("1706.03762v6", "1") is None
 
 
 def test_a_paper_with_a_ttl_expires(store):
-    cache = PaperCache(store)
-    cache.put_paper("1706.03762", "1", "tree", ttl=0.05)
+    cache = PaperCache(store, paper_codec())
+    cache.put_paper("1706.03762", "1", paper("tree", "1706.03762"), ttl=0.05)
     time.sleep(0.1)
     assert cache.get_paper("1706.03762", "1") is None
 
@@ -86,8 +93,8 @@ def test_a_paper_with_a_ttl_expires(store):
     ],
 )
 def test_a_corrupt_paper_entry_is_dropped_and_reads_as_a_miss(store, damage, caplog):
-    cache = PaperCache(store)
-    cache.put_paper("1706.03762v7", "1", {"title": "Attention"})
+    cache = PaperCache(store, paper_codec())
+    cache.put_paper("1706.03762v7", "1", paper("Attention"))
     key = PaperCache.paper_key("1706.03762v7", "1")
     store.set(key, damage(store.get(key)))
 
@@ -97,8 +104,8 @@ def test_a_corrupt_paper_entry_is_dropped_and_reads_as_a_miss(store, damage, cap
 
 
 def test_an_entry_stored_under_another_key_is_not_served(store):
-    cache = PaperCache(store)
-    cache.put_paper("1706.03762v6", "1", "v6 tree")
+    cache = PaperCache(store, paper_codec())
+    cache.put_paper("1706.03762v6", "1", paper("v6 tree", "1706.03762v6"))
     store.set(
         PaperCache.paper_key("1706.03762v7", "1"), store.get(cache.paper_key("1706.03762v6", "1"))
     )
@@ -107,7 +114,7 @@ def test_an_entry_stored_under_another_key_is_not_served(store):
 
 
 def test_the_latest_version_of_a_bare_id_is_remembered_for_its_ttl(store):
-    cache = PaperCache(store)
+    cache = PaperCache(store, paper_codec())
     cache.put_latest("1706.03762", "1706.03762v7", ttl=0.05)
     cache.put_latest("hep-th/9901001", "hep-th/9901001v2", ttl=60)
 
@@ -119,7 +126,7 @@ def test_the_latest_version_of_a_bare_id_is_remembered_for_its_ttl(store):
 
 @pytest.mark.parametrize("value", [b"\xff\xfe", b"not an id", b"1807.00001v2"])
 def test_a_corrupt_latest_mapping_is_dropped(store, value):
-    cache = PaperCache(store)
+    cache = PaperCache(store, paper_codec())
     store.set(PaperCache.latest_key("1706.03762"), value)
 
     assert cache.get_latest("1706.03762") is None
@@ -141,9 +148,9 @@ class _BrokenStore:
 
 
 def test_a_failing_store_reads_as_misses_and_skips_writes(caplog):
-    cache = PaperCache(_BrokenStore())
+    cache = PaperCache(_BrokenStore(), paper_codec())
 
-    cache.put_paper("1706.03762v7", "1", "tree")
+    cache.put_paper("1706.03762v7", "1", paper("tree"))
     cache.put_latest("1706.03762", "1706.03762v7", ttl=1)
 
     assert cache.get_paper("1706.03762v7", "1") is None
@@ -151,10 +158,11 @@ def test_a_failing_store_reads_as_misses_and_skips_writes(caplog):
     assert "disk on fire" in caplog.text
 
 
-def test_an_unpicklable_tree_is_served_uncached_rather_than_failing(store, caplog):
-    cache = PaperCache(store)
+def test_a_tree_the_codec_cannot_write_is_served_uncached_rather_than_failing(store, caplog):
+    cache = PaperCache(store, paper_codec())
+    odd = LoadedPaper(lambda: None, "1706.03762", "1706.03762v7", 7, True, "arxiv", "u")  # type: ignore[arg-type]
 
-    cache.put_paper("1706.03762v7", "1", lambda: None)
+    assert cache.put_paper("1706.03762v7", "1", odd) == 0
 
     assert cache.get_paper("1706.03762v7", "1") is None
-    assert "cannot cache" in caplog.text
+    assert "not caching" in caplog.text

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import ctypes
 import hashlib
 import logging
 import math
@@ -15,6 +15,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
+from paperanchor.codec import Codec
 from paperanchor.errors import BadRequest, NotFound
 from paperanchor.flight import SingleFlight
 from paperanchor.refs import PaperRef, parse_ref
@@ -22,38 +23,66 @@ from paperanchor.settings import Settings
 from paperanchor.shared import Shared
 from paperanchor.sources import FetchedPage, PaperMissing, Sources
 from paperanchor.store import PaperCache, Store, open_store
+from paperanchor.tree import Document
 
 log = logging.getLogger(__name__)
 
 Parse = Callable[[bytes, str], Any]
 
-# Papers kept in the process, so that a hot paper is not read and unpickled from the store on
-# every request, nor opened again by the service (which keeps its views by document identity):
-# unpickling and opening 2501.11120v1 costs 13 ms, and GET /2501.11120v1/sections/S2.md over
-# Redis went from 68 to 322 requests/s in one process (bench/workers.py, 2 cores). As many as
-# the service keeps views of. A confirmed version (and a local file's parse, keyed by its
-# bytes) never changes and stays until evicted; anything else may be superseded and is read
-# from the store again after UNSETTLED_MEMORY_S.
-MEMORY_PAPERS = 64
+# Papers kept in the process, so that a hot paper is not read and decoded from the store on
+# every request, nor opened again by the service (which keeps its views of a paper exactly as
+# long as the library keeps the paper): reading and opening 2501.11120v1 costs 13 ms, and
+# GET /2501.11120v1/sections/S2.md over Redis went from 68 to 322 requests/s in one process
+# (bench/workers.py, 2 cores). They are bounded in bytes (PAPERANCHOR_MEMORY_MB), least recently
+# used first out. A confirmed version (and a local file's parse, keyed by its bytes) never
+# changes and stays until evicted; anything else may be superseded and is read from the store
+# again after UNSETTLED_MEMORY_S.
 UNSETTLED_MEMORY_S = 600.0
 # Local files whose fingerprint (name, inode, size, times) is known to name a parse: a warm
 # request for 1311.0066 (3.3 MB) read and hashed the file every time, 5.3 ms. Small entries.
 LOCAL_FINGERPRINTS = 1024
 # A remembered "no such paper" is its error detail: a short sentence naming the paper.
 _MISSING_DETAIL_CHARS = 500
+# What a held paper costs in memory, per byte of its cache entry: its tree, the service's anchor
+# index and the rendered Markdown of every section (an outline renders them all), and what the
+# allocator keeps around them. Measured as resident memory above idle of `paperanchor serve`
+# holding papers within its bound (tests/test_memory.py, /proc's VmRSS): 8.9x for pages of
+# 8.8 MB (5.6 MB entries, two held), 8.4x for pages of 42 MB (27 MB entries, two held).
+MEMORY_PER_ENTRY_BYTE = 10
+# glibc keeps what a large parse frees (lxml's tree of a 42 MB page, ~380 MB) in its heap, and
+# a server that parsed such a page stayed that much larger whatever it held; malloc_trim hands
+# it back (six copies of that page, two held: 979 MB resident without it, 557 MB with it). It
+# takes 150 ms after that page and 7 ms after a 0.7 MB one, so it runs after pages or entries
+# at least this big.
+TRIM_AFTER_BYTES = 4 << 20
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class LoadedPaper:
     """A parsed paper and where it came from (the fields of SPEC §5's Outline header)."""
 
-    document: Any
+    document: Document
     paper: str
     idv: str
     version: int | None
     version_confirmed: bool
     source: str
     source_url: str
+
+
+def paper_codec(max_html_bytes: int = 50 << 20) -> Codec[LoadedPaper]:
+    """The cache codec of parsed papers: an entry is at most as large as the largest page."""
+    # A paper's entry is smaller than its page (2501.11120v1: 0.4 MB for 0.7 MB of HTML, a
+    # 42 MB page: 27 MB) except for pages that are nearly all text, kept twice (Markdown and
+    # plain): those above the cap are served but not cached.
+    return Codec(LoadedPaper, max_bytes=max(max_html_bytes, 1 << 20))
+
+
+@dataclass(slots=True)
+class _Kept:
+    loaded: LoadedPaper
+    expires: float
+    weight: int
 
 
 class Library:
@@ -85,18 +114,18 @@ class Library:
         self._owns_store = store is None
         self._owns_sources = sources is None
         self.store: Store = store if store is not None else open_store(settings)
-        self.cache = PaperCache(self.store)
+        self.cache = PaperCache(self.store, paper_codec(settings.max_html_bytes))
+        self.memory_bytes = settings.memory_bytes
         self.shared = Shared.over(self.store, settings.cache_url, lease_s=settings.lock_lease_s)
         self.sources = sources if sources is not None else Sources(settings, shared=self.shared)
         self._flight: SingleFlight[str, LoadedPaper] = SingleFlight()
-        self._settled: OrderedDict[str, tuple[Any, float]] = OrderedDict()
+        self._settled: OrderedDict[str, _Kept] = OrderedDict()
         self._settled_lock = threading.Lock()  # read from the store's worker threads too
-        # (reference, fingerprint) -> the parse's memory key and the paper without its document
-        self._local_known: OrderedDict[tuple[str, str], tuple[str, LoadedPaper]] = OrderedDict()
+        self._held = 0  # the weights of what _settled holds
+        # (reference, fingerprint) -> the parse's memory key and the paper's header
+        self._local_known: OrderedDict[tuple[str, str], tuple[str, _Header]] = OrderedDict()
         self.cache_hits = 0
-        """Papers answered from memory or the store (a local file whose parse was kept too)."""
         self.fetches = 0
-        """Papers asked of a source and not found parsed: upstream fetches, local files parsed."""
 
     async def load(self, ref: PaperRef) -> LoadedPaper:
         """The parsed paper for `ref`, fetching and parsing it at most once at a time."""
@@ -165,26 +194,32 @@ class Library:
         try:
             async with aclosing(self.sources.pages(ref)) as pages:
                 async for page in pages:
-                    key = ""
                     if page.source == "local":
-                        key, document = await self._local_document(page)
+                        local = await self._local_paper(page)
+                        if local is None:
+                            continue  # the file holds another version than the one asked for
+                        loaded = local
                     else:
                         self.fetches += 1
                         base_url = page.base_url or page.source_url
                         document = await asyncio.to_thread(self._parse, page.html, base_url)
-                    loaded = _resolved(document, page)
-                    if loaded is None:
-                        continue  # the file holds another version than the one asked for
-                    if _quality(document) == "failed":
+                        resolved = _resolved(document, page)
+                        if resolved is None:
+                            continue
+                        loaded = resolved
+                    if _quality(loaded.document) == "failed":
                         log.info("%s's rendering of %s failed; asking on", page.source, ref.idv)
                         failed = failed or loaded
                         continue
-                    if page.source == "local":
+                    if loaded.source == "local":
                         if page.fingerprint:
-                            self._know_local(ref, page.fingerprint, key, loaded)
+                            self._know_local(ref, page.fingerprint, _local_key(page), loaded)
                     else:
-                        await asyncio.to_thread(self._remember, ref, loaded)
-                        self._keep_loaded(loaded)
+                        size = await asyncio.to_thread(self._remember, ref, loaded)
+                        settled = _settled(loaded)
+                        self._keep(loaded.idv, loaded, settled=settled, size=size or len(page.html))
+                        if len(page.html) >= TRIM_AFTER_BYTES:
+                            await asyncio.to_thread(release_freed_memory)
                     return loaded
         except PaperMissing as exc:
             if failed is None:  # a failed rendering is no evidence that the paper is missing
@@ -201,27 +236,39 @@ class Library:
         assert failed is not None  # pages() ends with NotFound when nothing was served
         return failed
 
-    async def _local_document(self, page: FetchedPage) -> tuple[str, Any]:
-        """The parse of a local page, and the key it is kept under."""
-        # A local file can change under the same name: key its parse by its bytes.
-        digest = await asyncio.to_thread(
-            lambda: hashlib.sha256(page.base_url.encode() + b"\0" + page.html).hexdigest()
-        )
-        key = f"local-sha256:{digest}"
-        cached = self._recall(key) or await asyncio.to_thread(
-            self.cache.get_paper, key, self.parser_version
-        )
-        if cached is not None:
+    async def _local_paper(self, page: FetchedPage) -> LoadedPaper | None:
+        """A local page's paper, its parse cached by the file's bytes (None when its furniture
+        names another version than the one asked for). The paper held in memory is answered
+        again while it is the same, so its views are kept too."""
+        key = await asyncio.to_thread(_local_key, page)
+        held = self._recall(key)
+        size = 0
+        if held is not None:
             self.cache_hits += 1
-            self._keep(key, cached, settled=True)
-            return key, cached
-        self.fetches += 1
-        document = await asyncio.to_thread(self._parse, page.html, page.base_url or page.source_url)
-        ttl = self.settings.latest_ttl_s
-        if ttl > 0:
-            await asyncio.to_thread(self.cache.put_paper, key, self.parser_version, document, ttl)
-        self._keep(key, document, settled=True)
-        return key, document
+            document = held.document
+        else:
+            found = await asyncio.to_thread(self.cache.read_paper, key, self.parser_version)
+            if found is not None:
+                self.cache_hits += 1
+                document, size = found[0].document, found[1]
+            else:
+                self.fetches += 1
+                base_url = page.base_url or page.source_url
+                document = await asyncio.to_thread(self._parse, page.html, base_url)
+                ttl = self.settings.latest_ttl_s
+                if ttl > 0:
+                    entry = _entry(document, page)
+                    put = self.cache.put_paper
+                    size = await asyncio.to_thread(put, key, self.parser_version, entry, ttl)
+        loaded = _resolved(document, page)
+        if loaded is None:
+            return None
+        if held is not None and _same(held, loaded):
+            return held
+        self._keep(key, loaded, settled=True, size=size or len(page.html))
+        if held is None and max(size, len(page.html)) >= TRIM_AFTER_BYTES:
+            await asyncio.to_thread(release_freed_memory)  # after a parse or a decode
+        return loaded
 
     async def _known_local(self, ref: PaperRef, fingerprint: str) -> LoadedPaper | None:
         """The parse of an unchanged local file, found by its fingerprint without reading it."""
@@ -231,22 +278,26 @@ class Library:
                 self._local_known.move_to_end((ref.idv, fingerprint))
         if known is None:
             return None
-        key, template = known
-        document = self._recall(key) or await asyncio.to_thread(
-            self.cache.get_paper, key, self.parser_version
-        )
-        if document is None:
-            return None  # no longer kept: read and parse it again
+        key, header = known
+        held = self._recall(key)
+        if held is not None and _header(held) == header:
+            self.cache_hits += 1
+            return held  # the very paper held, so the service's views of it are kept too
+        if held is not None:
+            document, size = held.document, self._held_size(key)
+        else:
+            found = await asyncio.to_thread(self.cache.read_paper, key, self.parser_version)
+            if found is None:
+                return None  # no longer kept: read and parse it again
+            document, size = found[0].document, found[1]
+        loaded = LoadedPaper(document, *header)
         self.cache_hits += 1
-        self._keep(key, document, settled=True)
-        return dataclasses.replace(template, document=document)
+        self._keep(key, loaded, settled=True, size=size)
+        return loaded
 
     def _know_local(self, ref: PaperRef, fingerprint: str, key: str, loaded: LoadedPaper) -> None:
         with self._settled_lock:
-            self._local_known[(ref.idv, fingerprint)] = (
-                key,
-                dataclasses.replace(loaded, document=None),
-            )
+            self._local_known[(ref.idv, fingerprint)] = (key, _header(loaded))
             while len(self._local_known) > LOCAL_FINGERPRINTS:
                 self._local_known.popitem(last=False)
 
@@ -289,51 +340,127 @@ class Library:
             # A bare id's latest version wins over an entry stored under the bare id itself.
             candidates.insert(0 if ref.version is None else 1, mapped)
         for idv in candidates:
-            found = self._recall(idv) or self.cache.get_paper(idv, self.parser_version)
-            if isinstance(found, LoadedPaper):
-                self._keep_loaded(found)
-                return found
+            kept = self._recall(idv)
+            if kept is not None:
+                return kept
+            found = self.cache.read_paper(idv, self.parser_version)
+            if found is None:
+                continue
+            loaded, size = found
+            if loaded.idv != idv:  # the entry's own label was rewritten to match the key
+                self.cache.drop_paper(idv, self.parser_version, f"it holds {loaded.idv}")
+                continue
+            self._keep(idv, loaded, settled=_settled(loaded), size=size)
+            if size >= TRIM_AFTER_BYTES:
+                release_freed_memory()
+            return loaded
         return None
 
-    def _recall(self, key: str) -> Any:
+    def _recall(self, key: str) -> LoadedPaper | None:
         with self._settled_lock:
             kept = self._settled.get(key)
             if kept is None:
                 return None
-            if kept[1] <= time.monotonic():
-                del self._settled[key]
+            if kept.expires <= time.monotonic():
+                self._forget(key)
                 return None
             self._settled.move_to_end(key)
-            return kept[0]
+            return kept.loaded
 
-    def _keep_loaded(self, loaded: LoadedPaper) -> None:
-        settled = loaded.version is not None and loaded.version_confirmed
-        self._keep(loaded.idv, loaded, settled=settled)
-
-    def _keep(self, key: str, value: Any, *, settled: bool) -> None:
+    def _keep(self, key: str, loaded: LoadedPaper, *, settled: bool, size: int) -> None:
+        """Hold `loaded` in memory as `size` bytes of entry, evicting the least recently used."""
         ttl = min(self.settings.latest_ttl_s, UNSETTLED_MEMORY_S)
-        if not settled and ttl <= 0:
-            return
-        expires = math.inf if settled else time.monotonic() + ttl
+        weight = size * MEMORY_PER_ENTRY_BYTE
         with self._settled_lock:
-            if key in self._settled and self._settled[key][0] is value:
-                expires = self._settled[key][1]  # recalling a paper does not extend its stay
-            self._settled[key] = (value, expires)
-            self._settled.move_to_end(key)
-            while len(self._settled) > MEMORY_PAPERS:
-                self._settled.popitem(last=False)
+            self._forget(key)
+            if (not settled and ttl <= 0) or weight > self.memory_bytes:
+                return  # served, not held: it would not fit at all
+            expires = math.inf if settled else time.monotonic() + ttl
+            self._settled[key] = _Kept(loaded, expires, weight)
+            self._held += weight
+            while self._held > self.memory_bytes:
+                self._forget(next(iter(self._settled)))
 
-    def _remember(self, ref: PaperRef, loaded: LoadedPaper) -> None:
+    def _forget(self, key: str) -> None:
+        kept = self._settled.pop(key, None)
+        if kept is not None:
+            self._held -= kept.weight
+
+    def _held_size(self, key: str) -> int:
+        """The entry size `key` is held as (0 when it is not held)."""
+        with self._settled_lock:
+            kept = self._settled.get(key)
+            return kept.weight // MEMORY_PER_ENTRY_BYTE if kept is not None else 0
+
+    @property
+    def memory_held(self) -> int:
+        """Bytes the papers held in memory are counted as (at most `memory_bytes`)."""
+        return self._held
+
+    def _remember(self, ref: PaperRef, loaded: LoadedPaper) -> int:
+        """Cache `loaded`; the size of its entry, 0 when it was not stored."""
         ttl = self.settings.latest_ttl_s
-        settled = loaded.version is not None and loaded.version_confirmed
+        size = 0
         # A version never changes, so a confirmed one is kept forever; anything else may be
         # superseded (a newer version, arXiv HTML replacing ar5iv) and lives as long as "latest".
-        if settled:
-            self.cache.put_paper(loaded.idv, self.parser_version, loaded)
+        if _settled(loaded):
+            size = self.cache.put_paper(loaded.idv, self.parser_version, loaded)
         elif ttl > 0:
-            self.cache.put_paper(loaded.idv, self.parser_version, loaded, ttl)
+            size = self.cache.put_paper(loaded.idv, self.parser_version, loaded, ttl)
         if ref.idv != loaded.idv and ttl > 0:
             self.cache.put_latest(ref.idv, loaded.idv, ttl)
+        return size
+
+
+def _libc() -> ctypes.CDLL | None:
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim  # noqa: B018 - glibc only
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+_LIBC = _libc()
+
+
+def release_freed_memory() -> None:
+    """Hand the heap memory Python has freed back to the system (glibc; elsewhere nothing)."""
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _settled(loaded: LoadedPaper) -> bool:
+    return loaded.version is not None and loaded.version_confirmed
+
+
+def _entry(document: Document, page: FetchedPage) -> LoadedPaper:
+    """What a local document's cache entry holds: its tree (the rest is resolved per request)."""
+    ref = page.ref
+    return LoadedPaper(
+        document, ref.paper, ref.idv, ref.version, False, page.source, page.source_url
+    )
+
+
+_Header = tuple[str, str, int | None, bool, str, str]
+"""A paper's fields but its tree: paper, idv, version, version_confirmed, source, source_url."""
+
+
+def _header(loaded: LoadedPaper) -> _Header:
+    return (
+        loaded.paper,
+        loaded.idv,
+        loaded.version,
+        loaded.version_confirmed,
+        loaded.source,
+        loaded.source_url,
+    )
+
+
+def _local_key(page: FetchedPage) -> str:
+    """A local file's parse is kept by its bytes: a file can change under the same name."""
+    digest = hashlib.sha256(page.base_url.encode() + b"\0" + page.html).hexdigest()
+    return f"local-sha256:{digest}"
 
 
 def _missing_key(ref: PaperRef) -> str:
@@ -351,6 +478,14 @@ def _missing_detail(raw: bytes | None, ref: PaperRef) -> str | None:
     if ref.idv not in detail or not detail.isprintable():
         return None
     return detail
+
+
+def _same(held: LoadedPaper, loaded: LoadedPaper) -> bool:
+    """Whether two papers are the same tree with the same header (the tree by identity)."""
+    return held.document is loaded.document and all(
+        getattr(held, name) == getattr(loaded, name)
+        for name in ("paper", "idv", "version", "version_confirmed", "source", "source_url")
+    )
 
 
 def _quality(document: Any) -> str:

@@ -4,9 +4,10 @@ and inference. It imports no web, MCP or HTTP library; adapters call it and a lo
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import unicodedata
-from collections import OrderedDict
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -44,9 +45,6 @@ DEFAULT_MAX_TOKENS = 8000
 LIMIT_RANGE = (1, 50)
 DEFAULT_LIMIT = 5
 WAIT_RANGE = (0.0, 60.0)
-# Rendered paper views kept per process, as many as the library keeps papers in memory;
-# BENCHMARKS.md measures 1.8 MB per held paper.
-DEFAULT_MEMORY_PAPERS = 64
 
 
 class LoadedLike(Protocol):
@@ -72,7 +70,7 @@ class Loader(Protocol):
     async def load(self, ref: PaperRef) -> LoadedLike: ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class LocalPaper:
     """A paper read from a file by the command line."""
 
@@ -472,31 +470,47 @@ def search_paper(paper: Paper, query: str, limit: object = None) -> list[JSON]:
 
 
 class PaperService:
-    """The seven operations by paper reference, over a loader and a bounded in-memory cache."""
+    """The seven operations by paper reference, over a loader.
 
-    def __init__(
-        self, loader: Loader, public_url: str, *, memory_papers: int = DEFAULT_MEMORY_PAPERS
-    ):
+    A paper's view (anchor index, rendered Markdown) lives exactly as long as the loader keeps
+    the paper it was opened from: views are keyed by that object and held only while it lives,
+    so the loader's memory bound (library.py, PAPERANCHOR_MEMORY_MB) bounds the views too.
+    """
+
+    def __init__(self, loader: Loader, public_url: str):
         self.loader = loader
         self.public_url = public_url.rstrip("/")
-        self.memory_papers = memory_papers
-        self._papers: OrderedDict[str, Paper] = OrderedDict()
+        self._views: dict[int, tuple[weakref.ref[LoadedLike], Paper]] = {}
 
     async def paper(self, reference: str) -> Paper:
         ref = parse_ref(reference)
         loaded = await self.loader.load(ref)
-        key = f"{loaded.source}:{loaded.idv}"
-        cached = self._papers.get(key)
-        if cached is not None and cached.meta.document is loaded.document:
-            self._papers.move_to_end(key)
-            return cached
+        key = id(loaded)
+        kept = self._views.get(key)
+        if kept is not None and kept[0]() is loaded:
+            return kept[1]
         # Building a paper's index walks its whole tree (144 ms for a 3.3 MB page, seconds for
-        # a hostile one): never on the event loop, where every other request waits for it.
-        view = await asyncio.to_thread(Paper.open, loaded)
-        self._papers[key] = view
-        while len(self._papers) > self.memory_papers:
-            self._papers.popitem(last=False)
+        # a hostile one): never on the event loop, where every other request waits for it. The
+        # view holds a copy of the loaded paper: holding the loader's own object would keep it,
+        # and so the view, alive forever.
+        view = await asyncio.to_thread(Paper.open, copy.copy(loaded))
+        try:
+            ref_to = weakref.ref(loaded, lambda dead: self._drop(key, dead))
+        except TypeError:  # a loader's object that cannot be referenced weakly: not kept
+            return view
+        self._views[key] = (ref_to, view)
         return view
+
+    def _drop(self, key: int, dead: weakref.ref[LoadedLike]) -> None:
+        # Runs wherever the paper was let go (a worker thread too); each dict step holds the GIL.
+        kept = self._views.get(key)
+        if kept is not None and kept[0] is dead:
+            self._views.pop(key, None)
+
+    @property
+    def views(self) -> int:
+        """How many papers have a view open."""
+        return len(self._views)
 
     # Each operation runs in a worker thread: the first outline renders the whole paper, a
     # search scans it, an unknown anchor is matched fuzzily against every section. Only a read

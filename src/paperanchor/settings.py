@@ -48,6 +48,7 @@ class Settings(BaseSettings):
     max_html_mb: float = 50.0
     rate_limit: str = "120/minute"
     latest_ttl_s: float = 86400.0
+    memory_mb: float = 512.0
     # Not in SPEC's table: the backoff of retries (full jitter, doubling from backoff_s, capped
     # at backoff_cap_s; a Retry-After longer than the cap is not waited for).
     backoff_s: float = 1.0
@@ -80,6 +81,10 @@ class Settings(BaseSettings):
     @property
     def max_html_bytes(self) -> int:
         return int(self.max_html_mb * 1024 * 1024)
+
+    @property
+    def memory_bytes(self) -> int:
+        return int(self.memory_mb * 1024 * 1024)
 
     @field_validator("public_url", "cache_url", "local_dir", mode="before")
     @classmethod
@@ -129,6 +134,14 @@ class Settings(BaseSettings):
         if not value > 0 or value == float("inf"):
             name = _env(info.field_name or "")
             raise ValueError(f"{name} must be a positive number, got {value}")
+        return value
+
+    @field_validator("memory_mb")
+    @classmethod
+    def _memory(cls, value: float) -> float:
+        # 0 keeps no parsed paper in memory: every request reads the cache
+        if not 0 <= value < float("inf"):  # also rejects NaN
+            raise ValueError(f"PAPERANCHOR_MEMORY_MB must be a number >= 0, got {value}")
         return value
 
     @field_validator("max_retries")

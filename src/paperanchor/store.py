@@ -2,7 +2,8 @@
 
 `DiskStore` is the embedded default (diskcache); `RedisStore` is a Redis server shared by any
 number of processes and machines (`PAPERANCHOR_CACHE_URL=redis://…`), which is also what they
-coordinate through (shared.py).
+coordinate through (shared.py). Both hold bytes only, and nothing read from them is unpickled:
+a paper is written by the codec (codec.py) and read back only as the classes it names.
 """
 
 from __future__ import annotations
@@ -10,20 +11,24 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-import pickle
+import os
+import re
+import stat
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 import diskcache
 import redis
+from diskcache.core import MODE_BINARY, MODE_RAW, UNKNOWN
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from paperanchor.codec import Codec, CodecError
 from paperanchor.errors import PaperAnchorError
 from paperanchor.refs import parse_ref
 from paperanchor.settings import Settings
@@ -31,15 +36,29 @@ from paperanchor.settings import Settings
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+P = TypeVar("P")
 
 # diskcache's own default, written down: about a thousand parsed papers of ~1 MB each; the
 # least recently stored entries are evicted beyond it.
 DISK_SIZE_LIMIT = 1 << 30
 
-# Entry format: magic, SHA-256 of the payload, payload (a pickle). The digest catches truncated
-# and bit-flipped entries; it is not a signature: the store must be writable only by us.
-_MAGIC = b"PAc1"
+# Entry format: magic, SHA-256 of the payload, payload (codec.py's msgpack). The digest catches
+# truncated and bit-flipped entries; it has no key, so it proves nothing about who wrote an entry:
+# what keeps a crafted entry harmless is that the payload is data, checked field by field.
+# (PAc1 was the pickle format: such entries are refused by their magic.)
+_MAGIC = b"PAm1"
 _DIGEST = 32
+# The largest value a store hands over; a larger one is dropped unread. Paper entries are
+# capped by the codec below this (library.py); 2501.11120v1 is 0.4 MB, a 42 MB page 27 MB.
+MAX_VALUE_BYTES = 256 << 20
+
+
+# No arXiv id with its version comes near this; a longer "latest" entry is not ours.
+_MAX_IDV = 200
+
+
+class RefusedValue(Exception):
+    """A stored value that is not bytes we wrote (a pickle, a path outside the cache, too large)."""
 
 
 class Store(Protocol):
@@ -54,17 +73,107 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
+# diskcache's own names for value files: two levels of folders, then 28 hex digits.
+_VALUE_FILE = re.compile(r"[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{28}\.val")
+
+
+class BytesDisk(diskcache.Disk):  # type: ignore[misc]
+    """diskcache's serialisation limited to str keys and bytes values: it never unpickles.
+
+    diskcache pickles any other key or value and unpickles rows marked so on read (its
+    MODE_PICKLE), so a row written straight into its SQLite file would run code; here such a
+    row, a value file named outside the cache folder, or one larger than `max_value_bytes` is
+    refused unread, and files outside the folder are never removed.
+    """
+
+    # Set on the instance by DiskStore: a `disk_` setting would be stored in the cache's own
+    # Settings table, and diskcache's plain Disk refuses it when it opens the folder.
+    max_value_bytes = MAX_VALUE_BYTES
+
+    def put(self, key: Any) -> tuple[Any, bool]:
+        if type(key) is not str:
+            raise TypeError(f"cache keys are str, got {type(key).__name__}")
+        return super().put(key)  # type: ignore[no-any-return]
+
+    def get(self, key: Any, raw: bool) -> Any:
+        if not raw or type(key) is not str:
+            raise RefusedValue("a pickled key")
+        return key
+
+    def store(self, value: Any, read: bool, key: Any = UNKNOWN) -> Any:
+        if type(value) is not bytes:
+            raise TypeError(f"cache values are bytes, got {type(value).__name__}")
+        return super().store(value, read, key=key)
+
+    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> bytes:
+        if read:
+            raise RefusedValue("values are read whole")
+        if mode == MODE_RAW:
+            if type(value) is not bytes:
+                raise RefusedValue(f"a stored {type(value).__name__}, not bytes")
+            if len(value) > self.max_value_bytes:
+                raise RefusedValue(f"a value of {len(value)} bytes")
+            return value
+        if mode != MODE_BINARY:
+            raise RefusedValue(f"a value stored in diskcache mode {mode} (4 is a pickle)")
+        path = self._value_path(filename)
+        with open(path, "rb") as reader:
+            info = os.fstat(reader.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size > self.max_value_bytes:
+                raise RefusedValue(f"a value file of {info.st_size} bytes")
+            data = reader.read(self.max_value_bytes + 1)
+        if len(data) > self.max_value_bytes:
+            raise RefusedValue("a value file that grew while read")
+        return data
+
+    def remove(self, file_path: str) -> None:
+        try:
+            self._value_path(file_path)
+        except RefusedValue as exc:
+            log.warning("not removing %s", exc)
+            return
+        super().remove(file_path)
+
+    def _value_path(self, filename: str | None) -> str:
+        if type(filename) is not str or not _VALUE_FILE.fullmatch(filename):
+            raise RefusedValue(f"a value file named {filename!r}, outside the cache folder")
+        return os.path.join(self._directory, filename)
+
+
+def private_folder(directory: Path) -> None:
+    """Create `directory` readable by its owner only (0700), or tighten it if it exists."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    mode = stat.S_IMODE(directory.stat().st_mode)
+    if mode != 0o700:
+        try:
+            directory.chmod(0o700)
+        except OSError as exc:  # not ours: say so, the entries are still only data
+            log.warning(
+                "cannot make the cache folder %s private (mode %o): %s", directory, mode, exc
+            )
+
+
 class DiskStore(Store):
     """The embedded store: a diskcache directory, safe to share between processes."""
 
-    def __init__(self, directory: Path, *, size_limit: int = DISK_SIZE_LIMIT) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        size_limit: int = DISK_SIZE_LIMIT,
+        max_value_bytes: int = MAX_VALUE_BYTES,
+    ) -> None:
         # diskcache keeps one SQLite connection per thread and closes only the calling
         # thread's; confining it to one worker thread keeps exactly one connection to close.
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="paperanchor-diskcache")
         self._closed = False
         self.directory = directory
         try:
-            self._cache = self._call(lambda: diskcache.Cache(str(directory), size_limit=size_limit))
+            private_folder(directory)
+            self._cache = self._call(
+                lambda: diskcache.Cache(str(directory), size_limit=size_limit, disk=BytesDisk)
+            )
+            self._cache.disk.max_value_bytes = max_value_bytes
         except Exception as exc:
             self._worker.shutdown()
             raise PaperAnchorError(f"Cannot open the cache directory {directory}: {exc}") from exc
@@ -73,7 +182,12 @@ class DiskStore(Store):
         return self._worker.submit(job).result()
 
     def get(self, key: str) -> bytes | None:
-        value = self._call(lambda: self._cache.get(key, default=None))
+        try:
+            value = self._call(lambda: self._cache.get(key, default=None))
+        except RefusedValue as exc:
+            log.warning("dropping cache entry %s: %s", key, exc)
+            self.delete(key)
+            return None
         return value if isinstance(value, bytes) else None
 
     def set(self, key: str, value: bytes, ttl: float | None = None) -> None:
@@ -122,9 +236,11 @@ class RedisStore(Store):
         *,
         fallback: Callable[[], Store] | None = None,
         prefix: str = REDIS_PREFIX,
+        max_value_bytes: int = MAX_VALUE_BYTES,
     ) -> None:
         self.where = redacted_url(url)
         self.prefix = prefix
+        self.max_value_bytes = max_value_bytes
         try:
             self.client: redis.Redis = redis.Redis.from_url(
                 url,
@@ -172,12 +288,26 @@ class RedisStore(Store):
         return self.prefix + name
 
     def get(self, key: str) -> bytes | None:
+        """The value, or None; one larger than `max_value_bytes` is dropped after reading only
+        that much of it (an empty value reads as missing: nothing stores one)."""
+        name, limit = self.key(key), self.max_value_bytes
+
+        def read(client: redis.Redis) -> list[Any]:
+            pipe = client.pipeline(transaction=False)
+            pipe.strlen(name)
+            pipe.getrange(name, 0, limit - 1)  # never more than the limit, whatever it holds
+            return pipe.execute()
+
         try:
-            value = self.run(lambda client: client.get(self.key(key)))
+            size, value = self.run(read)
         except RedisDown:
             fallback = self._local()
             return fallback.get(key) if fallback is not None else None
-        return value if isinstance(value, bytes) else None
+        if size > limit:
+            log.warning("dropping cache entry %s: a value of %d bytes", key, size)
+            self.delete(key)
+            return None
+        return value if isinstance(value, bytes) and value else None
 
     def set(self, key: str, value: bytes, ttl: float | None = None) -> None:
         expiry = None if ttl is None else max(1, math.ceil(ttl * 1000))
@@ -261,15 +391,18 @@ def open_store(settings: Settings) -> Store:
     return DiskStore(settings.cache_dir)
 
 
-class PaperCache:
+class PaperCache(Generic[P]):
     """Parsed papers by idv and parser version, and bare id → latest idv, over a Store.
 
-    Every failure of the store or of an entry reads as a miss: a corrupt entry is dropped and
-    reported, never served. Writes that fail are logged and skipped (not caching is safe).
+    Papers are written and read by `codec`; an entry names the key it was written for, so one
+    copied under another paper's or parser version's key is refused. Every failure of the store
+    or of an entry reads as a miss: a corrupt or crafted entry is dropped and reported, never
+    served. Writes that fail are logged and skipped (not caching is safe).
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, codec: Codec[P]) -> None:
         self.store = store
+        self.codec = codec
 
     @staticmethod
     def paper_key(idv: str, parser_version: str) -> str:
@@ -279,33 +412,41 @@ class PaperCache:
     def latest_key(paper: str) -> str:
         return f"latest:{paper}"
 
-    def get_paper(self, idv: str, parser_version: str) -> object | None:
-        """The cached object for `idv` made by `parser_version`, or None."""
+    def get_paper(self, idv: str, parser_version: str) -> P | None:
+        """The cached paper for `idv` made by `parser_version`, or None."""
+        found = self.read_paper(idv, parser_version)
+        return None if found is None else found[0]
+
+    def read_paper(self, idv: str, parser_version: str) -> tuple[P, int] | None:
+        """The cached paper for `idv` and the size of its entry in bytes, or None."""
         key = self.paper_key(idv, parser_version)
         raw = self._get(key)
         if raw is None:
             return None
         try:
-            stored_idv, stored_version, obj = pickle.loads(_unwrap(raw))
-            if (stored_idv, stored_version) != (idv, parser_version):
-                raise ValueError(f"entry holds {stored_idv} by parser {stored_version}")
-        except Exception as exc:
-            log.warning("dropping corrupt cache entry %s: %s", key, exc)
-            self._delete(key)
+            paper = self.codec.decode(_unwrap(raw), key)
+        except (CodecError, ValueError) as exc:
+            self.drop_paper(idv, parser_version, str(exc))
             return None
-        return obj  # type: ignore[no-any-return]
+        return paper, len(raw)
 
-    def put_paper(
-        self, idv: str, parser_version: str, obj: object, ttl: float | None = None
-    ) -> None:
-        """Store `obj` for `idv`; forever unless `ttl` (seconds) is given."""
+    def drop_paper(self, idv: str, parser_version: str, reason: str) -> None:
+        """Delete a paper's entry that cannot be served, saying why."""
+        key = self.paper_key(idv, parser_version)
+        log.warning("dropping corrupt cache entry %s: %s", key, reason)
+        self._delete(key)
+
+    def put_paper(self, idv: str, parser_version: str, paper: P, ttl: float | None = None) -> int:
+        """Store `paper` for `idv`, forever unless `ttl` (seconds) is given; the bytes written,
+        0 when it cannot be cached (too large or too deep: it is served uncached)."""
         key = self.paper_key(idv, parser_version)
         try:
-            payload = pickle.dumps((idv, parser_version, obj), protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:  # a tree that cannot be pickled is a bug; serve it uncached
-            log.error("cannot cache %s: %s", key, exc)
-            return
-        self._set(key, _wrap(payload), ttl)
+            entry = _wrap(self.codec.encode(paper, key))
+        except CodecError as exc:
+            log.warning("not caching %s: %s", key, exc)
+            return 0
+        self._set(key, entry, ttl)
+        return len(entry)
 
     def get_latest(self, paper: str) -> str | None:
         """The idv that `paper` (a bare id, or a request ar5iv answered) resolved to, or None."""
@@ -314,6 +455,8 @@ class PaperCache:
         if raw is None:
             return None
         try:
+            if len(raw) > _MAX_IDV:
+                raise ValueError(f"{len(raw)} bytes long")
             idv = raw.decode("ascii")
             if parse_ref(idv).paper != parse_ref(paper).paper:
                 raise ValueError(f"maps to another paper: {idv}")

@@ -29,6 +29,7 @@ from typing import Any
 
 import httpx
 
+from paperanchor.library import paper_codec
 from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.service import LocalPaper, Paper, outline, read
 from paperanchor.store import DiskStore, PaperCache
@@ -86,7 +87,7 @@ def stored_whole(cache_dir: Path) -> set[str]:
         shutil.copytree(cache_dir, copy)
         store = DiskStore(copy)
         try:
-            cache = PaperCache(store)
+            cache = PaperCache(store, paper_codec())
             return {p for p in PAPERS if cache.get_paper(p, PARSER_VERSION) is not None}
         finally:
             store.close()

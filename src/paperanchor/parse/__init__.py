@@ -23,10 +23,11 @@ from paperanchor.parse.front import (
 )
 from paperanchor.parse.scan import PageScan, scan
 from paperanchor.parse.sections import count_section_errors, section_kind
+from paperanchor.parse.version import parser_version
 from paperanchor.tree import Block, Document, Inline, Section
 
-# Bump when the tree or its rendering changes: cached papers of another version are rebuilt.
-PARSER_VERSION = "1"
+# Cached papers of another version are rebuilt; it follows the parser's code (parse/version.py).
+PARSER_VERSION = parser_version()
 
 _FRONT = frozenset(
     {
