@@ -384,6 +384,12 @@ class PaperService:
             self._papers.popitem(last=False)
         return view
 
+    def recent(self, limit: int = 20) -> list[tuple[str, str]]:
+        """(idv, title) of the papers read most recently, newest first: the views this process
+        keeps in memory (at most `memory_papers`), nothing read from the cache."""
+        views = list(reversed(self._papers.values()))[:limit]
+        return [(view.meta.idv, view.document.title.text) for view in views]
+
     # Each operation runs in a worker thread: the first outline renders the whole paper, a
     # search scans it, an unknown anchor is matched fuzzily against every section. Only a read
     # of a node already rendered stays on the event loop: it is a dictionary lookup.

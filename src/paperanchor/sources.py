@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import gzip
+import itertools
 import logging
 import random
 import re
@@ -19,6 +20,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import AsyncExitStack, aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from html import unescape
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Literal
@@ -27,7 +29,7 @@ from urllib.parse import quote, urljoin, urlsplit
 import httpx
 
 from paperanchor.errors import NotFound, PaperAnchorError, TooLarge, Unavailable, UpstreamError
-from paperanchor.refs import PaperRef
+from paperanchor.refs import PaperRef, parse_ref
 from paperanchor.settings import Settings
 from paperanchor.shared import HostPaused, Shared
 
@@ -517,3 +519,71 @@ def _origin(url: str) -> tuple[str, str]:
 
 def _describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
+
+
+# -- what the local directory holds, for the landing page -------------------------------------
+
+# The landing page lists the folder by name: at most this many files, each title read from
+# the first bytes of its file (every page of the corpus has its <title> in its first 300), out
+# of at most SCANNED_LOCAL_ENTRIES entries of the folder, so that a huge folder costs no more.
+LISTED_LOCAL_FILES = 200
+SCANNED_LOCAL_ENTRIES = 10_000
+_TITLE_PREFIX_BYTES = 64 * 1024
+_TITLE = re.compile(rb"<title[^>]{0,200}>([^<]{0,2000})</title", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class LocalFile:
+    """A paper of the local directory: the reference that opens it, its file and its title."""
+
+    reference: str
+    name: str
+    title: str | None
+
+
+def local_files(directory: Path, limit: int = LISTED_LOCAL_FILES) -> tuple[list[LocalFile], int]:
+    """The papers of `directory` that a reference can open (SPEC §2's names), in name order,
+    at most `limit` of them, and how many more there are (blocking: call it in a thread)."""
+    try:
+        entries = itertools.islice(directory.iterdir(), SCANNED_LOCAL_ENTRIES)
+        names = sorted(
+            entry.name
+            for entry in entries
+            if entry.name.endswith((".html", ".html.gz")) and entry.is_file()
+        )
+    except OSError:
+        return [], 0
+    found: list[LocalFile] = []
+    skipped = 0
+    for name in names:
+        stem = name.removesuffix(".gz").removesuffix(".html")
+        try:
+            ref = parse_ref(stem.replace("_", "/"))
+            reference = ref.idv if not ref.is_local else f"local/{stem}"
+        except PaperAnchorError:
+            try:
+                reference = parse_ref(f"local/{stem}").paper
+            except PaperAnchorError:
+                continue  # no reference names this file
+        if len(found) >= limit:
+            skipped += 1
+            continue
+        found.append(LocalFile(reference, name, _local_title(directory / name)))
+    return found, skipped
+
+
+def _local_title(path: Path) -> str | None:
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as stream:
+                head = stream.read(_TITLE_PREFIX_BYTES)
+        else:
+            with path.open("rb") as stream:
+                head = stream.read(_TITLE_PREFIX_BYTES)
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return None
+    match = _TITLE.search(head)
+    if match is None:
+        return None
+    title = " ".join(unescape(match[1].decode("utf-8", "replace")).split())
+    return title[:300] or None
