@@ -322,6 +322,39 @@ def test_the_section_route_answers_json_when_accept_prefers_it_and_html_otherwis
 
 # -- the browser around it -------------------------------------------------------------------
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def test_the_api_docs_work_with_the_network_blocked(server, browser):
+    from urllib.parse import urlsplit
+
+    context = browser.new_context(viewport=DESKTOP)  # Swagger UI is JavaScript
+    blocked: list[str] = []
+
+    def only_loopback(route: Any) -> None:
+        if urlsplit(route.request.url).hostname in LOOPBACK:
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", only_loopback)
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/")
+        page.locator("footer a", has_text="API").click()  # the footer's link, followed
+
+        assert page.url == f"{server.url}/docs"
+        page.locator(".opblock-summary-path").first.wait_for(timeout=30_000)
+        paths = page.locator(".opblock-summary-path").all_inner_texts()
+        for path in ("/{paper}/outline.json", "/{paper}/sections/{anchor}.md", "/healthz"):
+            assert any(shown.replace("\u200b", "") == path for shown in paths), paths
+        _screenshot(page, "docs-offline-1280px")
+    finally:
+        context.close()
+    assert blocked == []  # nothing even tried to leave the machine (no CDN, no validator)
+
+
 def test_the_landing_page_lists_the_local_papers_and_those_read_recently(server, http, phone):
     http.get("/2501.11120v1/outline.json").raise_for_status()  # read one from "arXiv"
 
