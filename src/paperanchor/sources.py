@@ -529,7 +529,7 @@ def _describe(exc: BaseException) -> str:
 LISTED_LOCAL_FILES = 200
 SCANNED_LOCAL_ENTRIES = 10_000
 _TITLE_PREFIX_BYTES = 64 * 1024
-_TITLE = re.compile(rb"<title[^>]{0,200}>([^<]{0,2000})</title", re.IGNORECASE)
+_TITLE_CHARS = 2_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -582,8 +582,13 @@ def _local_title(path: Path) -> str | None:
                 head = stream.read(_TITLE_PREFIX_BYTES)
     except (OSError, EOFError, gzip.BadGzipFile):
         return None
-    match = _TITLE.search(head)
-    if match is None:
+    # the first <title …>, read as HTML reads it (text up to </title>, `<` included), bounded
+    lowered = head.lower()
+    start = lowered.find(b"<title")
+    opened = lowered.find(b">", start, start + 200) if start >= 0 else -1
+    if opened < 0:
         return None
-    title = " ".join(unescape(match[1].decode("utf-8", "replace")).split())
+    end = lowered.find(b"</title", opened, opened + 1 + _TITLE_CHARS)
+    raw = head[opened + 1 : end if end >= 0 else opened + 1 + _TITLE_CHARS]
+    title = " ".join(unescape(raw.decode("utf-8", "replace")).split())
     return title[:300] or None

@@ -396,3 +396,8 @@ def test_an_error_page_keeps_the_reference_that_was_typed(server, phone):
 
     phone.goto(f"{server.url}/local/full/sections/nope")
     assert phone.locator("input[name=paper]").input_value() == "local/full"
+    # a hostile reference stays text, and no longer than any real one
+    phone.goto(f'{server.url}/?paper="><script>alert(1)</script>{"x" * 10_000}')
+    typed = phone.locator("input[name=paper]").input_value()
+    assert typed.startswith('"><script>alert(1)</script>x') and len(typed) == 500
+    assert phone.locator("script").count() == 0
