@@ -15,6 +15,8 @@ PURE = (
     "paperanchor.render.markdown",
     "paperanchor.render.text",
     "paperanchor.render.json",
+    "paperanchor.render.html",
+    "paperanchor.render.mathml",
     "paperanchor.anchors",
     "paperanchor.search",
     "paperanchor.infer",

@@ -23,6 +23,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
+from fastapi_offline import FastAPIOffline
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -49,6 +50,9 @@ URL, or `local/<name>`; it may contain a slash. Errors are `{"error": {code, sta
 on JSON routes and the text `<code>: <detail>` on Markdown routes. MCP (Streamable HTTP,
 stateless) is served at `POST /mcp`.
 """
+
+
+DOCS_ASSETS = "/docs-assets"
 
 
 def create_app(settings: Settings | None = None, *, library: Library | None = None) -> FastAPI:
@@ -78,7 +82,10 @@ def create_app(settings: Settings | None = None, *, library: Library | None = No
                 if limit is not None:
                     await limit.aclose()
 
-    app = FastAPI(
+    # Swagger UI's script and style come from the fastapi-offline package, served by this
+    # server, so /docs works without a network (FastAPI's own page loads them from a CDN).
+    # Swagger UI's validator badge would send the schema's URL to validator.swagger.io.
+    app = FastAPIOffline(
         title="paperanchor",
         version=__version__,
         description=DESCRIPTION,
@@ -86,6 +93,8 @@ def create_app(settings: Settings | None = None, *, library: Library | None = No
         docs_url="/docs",
         redoc_url=None,
         openapi_url="/openapi.json",
+        static_url=DOCS_ASSETS,
+        swagger_ui_parameters={"validatorUrl": None},
     )
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     app.state.settings = settings

@@ -95,3 +95,18 @@ def parse_ref(text: str) -> PaperRef:
     head, _, subject = archive.partition(".")
     canonical = head.lower() + (f".{subject.upper()}" if subject else "")
     return PaperRef(f"{canonical}/{match['legnum']}", version)
+
+
+def permalink(paper: str, idv: str, source: str, anchor: str | None) -> str | None:
+    """The public address of a paper's node (SPEC §4 cite's `permalink`): arXiv's page of the
+    version, ar5iv's rendering, the abstract page for a PDF; None for a local document. Always
+    these public addresses, whatever upstream bases are configured: a mirror is not citable."""
+    if paper.startswith("local/"):
+        return None
+    fragment = f"#{anchor}" if anchor else ""
+    if source == "pdf":
+        return f"https://arxiv.org/abs/{idv}"
+    if source == "ar5iv":
+        return f"https://ar5iv.labs.arxiv.org/html/{paper}{fragment}"
+    # a version that is not known cannot be pinned: arXiv's latest rendering is the best there is
+    return f"https://arxiv.org/html/{idv}{fragment}"

@@ -13,7 +13,7 @@ from typing import Any, Literal, Protocol
 
 from rapidfuzz import fuzz, process
 
-from paperanchor import infer
+from paperanchor import infer, refs
 from paperanchor.anchors import WHOLE_PAPER, AnchorIndex, Located
 from paperanchor.errors import BadRequest, NotFound
 from paperanchor.refs import PaperRef, parse_ref, shown
@@ -338,18 +338,8 @@ def read(
 
 
 def permalink(meta: LoadedLike, anchor: str | None) -> str | None:
-    """The public address a person can quote (SPEC §4 cite): arXiv's page of the version, ar5iv's
-    rendering, the abstract page for a PDF; None for a local document. Always these public
-    addresses, whatever upstream bases are configured: a mirror or proxy is not citable."""
-    if meta.paper.startswith("local/"):
-        return None
-    fragment = f"#{anchor}" if anchor else ""
-    if meta.source == "pdf":
-        return f"https://arxiv.org/abs/{meta.idv}"
-    if meta.source == "ar5iv":
-        return f"https://ar5iv.labs.arxiv.org/html/{meta.paper}{fragment}"
-    # a version that is not known cannot be pinned: arXiv's latest rendering is the best there is
-    return f"https://arxiv.org/html/{meta.idv}{fragment}"
+    """The public address a person can quote for a node of this paper (refs.permalink)."""
+    return refs.permalink(meta.paper, meta.idv, meta.source, anchor)
 
 
 def text_hash(text: str) -> str:
@@ -488,6 +478,10 @@ class PaperService:
         key = id(loaded)
         kept = self._views.get(key)
         if kept is not None and kept[0]() is loaded:
+            # last in the dict is the most recently read (`recent`); a pop and an insert, each
+            # one dictionary step under the GIL
+            self._views.pop(key, None)
+            self._views[key] = kept
             return kept[1]
         # Building a paper's index walks its whole tree (144 ms for a 3.3 MB page, seconds for
         # a hostile one): never on the event loop, where every other request waits for it. The
@@ -511,6 +505,13 @@ class PaperService:
     def views(self) -> int:
         """How many papers have a view open."""
         return len(self._views)
+
+    def recent(self, limit: int = 20) -> list[tuple[str, str]]:
+        """(idv, title) of the papers opened most recently, newest first: the views this
+        process holds (as long as the library holds their papers), nothing read from a cache."""
+        views = [view for ref, view in list(self._views.values()) if ref() is not None][::-1]
+        views = views[:limit]
+        return [(view.meta.idv, view.document.title.text) for view in views]
 
     # Each operation runs in a worker thread: the first outline renders the whole paper, a
     # search scans it, an unknown anchor is matched fuzzily against every section. Only a read

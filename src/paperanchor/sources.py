@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import itertools
 import logging
 import os
 import re
@@ -20,15 +21,16 @@ import zlib
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
+from html import unescape
 from pathlib import Path
 from typing import Literal
 from urllib.parse import quote, urljoin, urlsplit
 
 import httpx
 
-from paperanchor.errors import NotFound, TooLarge, UpstreamError
+from paperanchor.errors import NotFound, PaperAnchorError, TooLarge, UpstreamError
 from paperanchor.polite import ERROR_PAGE_BYTES, Answer, Polite, Unreachable
-from paperanchor.refs import PaperRef, shown
+from paperanchor.refs import PaperRef, parse_ref, shown
 from paperanchor.settings import Settings
 from paperanchor.shared import Shared
 
@@ -431,3 +433,76 @@ def _redirect_target(url: str, location: str, ref: PaperRef, label: str) -> str:
 def _origin(url: str) -> tuple[str, str]:
     parts = urlsplit(url)
     return parts.scheme, parts.netloc.lower()
+
+
+# -- what the local directory holds, for the landing page -------------------------------------
+
+# The landing page lists the folder by name: at most this many files, each title read from
+# the first bytes of its file (every page of the corpus has its <title> in its first 300), out
+# of at most SCANNED_LOCAL_ENTRIES entries of the folder, so that a huge folder costs no more.
+LISTED_LOCAL_FILES = 200
+SCANNED_LOCAL_ENTRIES = 10_000
+_TITLE_PREFIX_BYTES = 64 * 1024
+_TITLE_CHARS = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class LocalFile:
+    """A paper of the local directory: the reference that opens it, its file and its title."""
+
+    reference: str
+    name: str
+    title: str | None
+
+
+def local_files(directory: Path, limit: int = LISTED_LOCAL_FILES) -> tuple[list[LocalFile], int]:
+    """The papers of `directory` that a reference can open (SPEC §2's names), in name order,
+    at most `limit` of them, and how many more there are (blocking: call it in a thread)."""
+    try:
+        entries = itertools.islice(directory.iterdir(), SCANNED_LOCAL_ENTRIES)
+        names = sorted(
+            entry.name
+            for entry in entries
+            if entry.name.endswith((".html", ".html.gz")) and entry.is_file()
+        )
+    except OSError:
+        return [], 0
+    found: list[LocalFile] = []
+    skipped = 0
+    for name in names:
+        stem = name.removesuffix(".gz").removesuffix(".html")
+        try:
+            ref = parse_ref(stem.replace("_", "/"))
+            reference = ref.idv if not ref.is_local else f"local/{stem}"
+        except PaperAnchorError:
+            try:
+                reference = parse_ref(f"local/{stem}").paper
+            except PaperAnchorError:
+                continue  # no reference names this file
+        if len(found) >= limit:
+            skipped += 1
+            continue
+        found.append(LocalFile(reference, name, _local_title(directory / name)))
+    return found, skipped
+
+
+def _local_title(path: Path) -> str | None:
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as stream:
+                head = stream.read(_TITLE_PREFIX_BYTES)
+        else:
+            with path.open("rb") as stream:
+                head = stream.read(_TITLE_PREFIX_BYTES)
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return None
+    # the first <title …>, read as HTML reads it (text up to </title>, `<` included), bounded
+    lowered = head.lower()
+    start = lowered.find(b"<title")
+    opened = lowered.find(b">", start, start + 200) if start >= 0 else -1
+    if opened < 0:
+        return None
+    end = lowered.find(b"</title", opened, opened + 1 + _TITLE_CHARS)
+    raw = head[opened + 1 : end if end >= 0 else opened + 1 + _TITLE_CHARS]
+    title = " ".join(unescape(raw.decode("utf-8", "replace")).split())
+    return title[:300] or None

@@ -111,12 +111,41 @@ def test_every_paper_string_on_the_outline_page_is_text(hostile_server, scripted
     sections = outline["sections"]
     links = shown(page, "ol.sections > li > a.section")
     assert links == [" ".join(filter(None, (s["number"], s["title"]))) for s in sections]
-    # a section id stays inside its attributes: the element and its link are found by it
+    # a section id stays inside its attributes: the element and its links are found by it
     for section in sections:
         item = page.locator("ol.sections > li").nth(sections.index(section))
         assert item.get_attribute("id") == section["id"]
-        href = f"/{paper}/sections/{quote(section['id'], safe='/')}.md"
+        href = f"/{paper}/sections/{quote(section['id'], safe='/')}"
         assert item.locator("a.section").get_attribute("href") == href
+        assert item.locator("a.markdown").get_attribute("href") == f"{href}.md"
+
+
+# the section page shows the fixture's figure, and nothing else may be an image
+SECTION_INJECTED = INJECTED.replace("img, ", "img:not([src$='/files/xss/fig-xss.png']), ")
+
+
+@pytest.mark.parametrize("paper", ["local/xss", "local/hostile"])
+def test_every_paper_string_on_the_section_pages_is_text(hostile_server, scripted, paper):
+    page, dialogs = scripted
+    outline = page.request.get(f"{hostile_server.url}/{paper}/outline.json").json()
+    captions: list[str] = []
+
+    for section in outline["sections"]:
+        # the id that tries to close its attribute, in the path and in the page
+        page.goto(f"{hostile_server.url}/{paper}/sections/{quote(section['id'], safe='')}")
+        page.wait_for_timeout(300)  # an onerror or onload handler would have fired by now
+
+        assert page.locator(SECTION_INJECTED).count() == 0, section["id"]
+        assert page.locator("[onerror], [onload], [onclick]").count() == 0
+        assert page.evaluate("document.scripts.length") == 0
+        heading = " ".join(filter(None, (section["number"], section["title"])))
+        assert shown(page, "article h1") == [heading]
+        assert page.locator("article > section").first.get_attribute("id") == section["id"]
+        assert shown(page, ".crumbs a.paper") == [outline["title"]]
+        captions.extend(shown(page, "figcaption"))
+    # each paper's one figure caption carries its script as text
+    assert len(captions) == 1 and "<script>alert(" in captions[0], captions
+    assert dialogs == []
 
 
 def test_the_hostile_page_really_carries_markup(hostile_server, scripted):

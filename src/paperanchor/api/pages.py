@@ -1,23 +1,36 @@
-"""HTML pages (SPEC §8): the landing page and a paper's outline, server-rendered.
+"""HTML pages (SPEC §6, §8): the landing page, a paper's outline and a section's page,
+server-rendered.
 
-Templates are jinja2 with autoescaping on, so everything taken from a paper is text; the pages
-use no JavaScript. Errors become an HTML page in `error_page`, and nowhere else.
+Templates are jinja2 with autoescaping on, so everything taken from a paper is text; the one
+piece of HTML they take whole is a section's body, which render/html.py builds with every
+string escaped. The pages use no JavaScript. Errors become an HTML page in `error_page`, and
+nowhere else.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
+import sys
+import threading
+import weakref
+from collections import OrderedDict
 from typing import Annotated, Any
 from urllib.parse import quote, urlsplit
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
-from paperanchor import __version__
+from paperanchor import __version__, refs
 from paperanchor.api import rest
 from paperanchor.errors import PaperAnchorError
 from paperanchor.refs import parse_ref
+from paperanchor.render import html
+from paperanchor.service import Paper
+from paperanchor.sources import LocalFile, local_files
+from paperanchor.tree import Section
 
 templates = Environment(
     loader=PackageLoader("paperanchor", "templates"),
@@ -30,6 +43,9 @@ templates.filters["path"] = lambda value: quote(str(value), safe="/")
 templates.globals["version"] = __version__
 
 router = APIRouter()
+
+# Papers of this process's memory listed on the landing page, most recent first.
+RECENT_PAPERS = 20
 
 
 def render(name: str, **context: Any) -> str:
@@ -49,12 +65,161 @@ def render(name: str, **context: Any) -> str:
     },
 )
 async def landing(
+    request: Request,
     paper: Annotated[str | None, Query(description="a paper reference to open")] = None,
 ) -> Response:
     if paper is not None and paper.strip():
-        ref = parse_ref(paper)
+        try:
+            ref = parse_ref(paper)
+        except PaperAnchorError as error:
+            return error_page(error, "/", typed=paper)
         return RedirectResponse(f"/{quote(ref.idv, safe='/')}", status_code=303)
-    return HTMLResponse(render("landing.html"))
+    settings = request.app.state.settings
+    local: list[LocalFile] = []
+    more = 0
+    if settings.local_dir is not None:
+        local, more = await asyncio.to_thread(local_files, settings.local_dir)
+    listed = {entry.reference for entry in local}
+    recent = [
+        {"reference": idv, "title": title}
+        for idv, title in rest.service(request).recent(RECENT_PAPERS)
+        if idv not in listed
+    ]
+    examples = [entry.reference for entry in local] + [entry["reference"] for entry in recent]
+    if not settings.offline:
+        examples.append("1706.03762")  # a well-known paper, fetched from arXiv
+    page = render(
+        "landing.html",
+        local=local,
+        more=more,
+        recent=recent,
+        example=examples[0] if examples else None,
+        offline=settings.offline,
+        local_dir_set=settings.local_dir is not None,
+    )
+    return HTMLResponse(page, headers={"Cache-Control": rest.NOT_CACHEABLE})
+
+
+@router.get(
+    "/{paper:path}/sections/{anchor}",
+    summary="A node as an HTML page (math as MathML, no JavaScript), or its JSON when Accept "
+    "prefers it",
+    response_class=HTMLResponse,
+    responses={
+        200: {
+            "content": {
+                "text/html": {"schema": {"type": "string"}},
+                "application/json": {"schema": {"$ref": "#/components/schemas/SectionText"}},
+            }
+        },
+        **rest.error_responses(rest.HTML_TYPE, rest.JSON_TYPE),
+    },
+)
+async def section_page(
+    request: Request, paper: rest.PaperPath, anchor: rest.AnchorPath
+) -> Response:
+    if rest.prefers_json(request.headers.get("accept")):
+        result = await rest.service(request).read(paper, anchor, rest.WHOLE)
+        body = rest.dumps(result.to_json())
+        return rest.answer(request, paper, body, rest.JSON_TYPE, vary_accept=True)
+    view = await rest.service(request).paper(paper)
+    # resolving an unknown anchor matches it fuzzily, and drawing a section's formulas takes up
+    # to 0.8 s (1311.0066's section 4, 413 formulas): never on the event loop
+    page = await asyncio.to_thread(_section_page, view, anchor)
+    return rest.answer(request, paper, page.encode(), rest.HTML_TYPE, vary_accept=True)
+
+
+class PageMemory:
+    """Section pages drawn recently, by paper view and node, bounded in bytes.
+
+    A page is a function of the view's tree: it is kept as long as the service keeps that view
+    (a weak reference tells, so that a paper parsed again never gets an old page).
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._pages: OrderedDict[tuple[int, str], tuple[weakref.ref[Paper], str]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()  # pages are drawn in worker threads
+
+    def get(self, view: Paper, node_id: str) -> str | None:
+        with self._lock:
+            kept = self._pages.get((id(view), node_id))
+            if kept is None or kept[0]() is not view:
+                return None
+            self._pages.move_to_end((id(view), node_id))
+            return kept[1]
+
+    def put(self, view: Paper, node_id: str, page: str) -> None:
+        size = sys.getsizeof(page)
+        if size > self.max_bytes // 4:
+            return
+        with self._lock:
+            old = self._pages.pop((id(view), node_id), None)
+            if old is not None:
+                self._bytes -= sys.getsizeof(old[1])
+            self._pages[(id(view), node_id)] = (weakref.ref(view), page)
+            self._bytes += size
+            while self._bytes > self.max_bytes:
+                _, (_, dropped) = self._pages.popitem(last=False)
+                self._bytes -= sys.getsizeof(dropped)
+
+
+# 32 MB hold 32 pages of the heaviest corpus section (1311.0066's section 4: 0.98 MB as a str,
+# whose mathematical letters make it 4 bytes a character) and 600 ordinary ones (2501.11120v1's
+# sections: 55 kB on average).
+PAGES = PageMemory(32 * 1024 * 1024)
+
+
+def _section_page(view: Paper, anchor: str) -> str:
+    node_id = view.index.resolve(anchor).node.id
+    page = PAGES.get(view, node_id)
+    if page is None:
+        page = section_html(view, node_id)
+        PAGES.put(view, node_id, page)
+    return page
+
+
+def section_html(view: Paper, anchor: str) -> str:
+    """The page of the node `anchor` names: its HTML between links to the sections around it."""
+    located = view.index.resolve(anchor)
+    node = located.node
+    meta = view.meta
+    idv = meta.idv
+
+    def section_href(node_id: str) -> str:
+        return f"/{quote(idv, safe='/')}/sections/{quote(node_id, safe='')}"
+
+    def link(section: Section | None) -> dict[str, Any] | None:
+        if section is None:
+            return None
+        return {"href": section_href(section.id), "label": Markup(html.heading_html(section))}
+
+    section_id = node.id if isinstance(node, Section) else located.section_id
+    around = html.neighbours(view.document, section_id)
+    holder = view.index.nodes.get(section_id) if section_id != node.id else None
+    parent = holder.node if holder is not None and isinstance(holder.node, Section) else None
+
+    def paragraph_link(node_id: str) -> str | None:
+        return refs.permalink(meta.paper, idv, meta.source, node_id)
+
+    body = html.article(node, view.document, permalink=paragraph_link, section_href=section_href)
+    permalink = paragraph_link(node.id)
+    return render(
+        "section.html",
+        article=Markup(body.html),
+        cut=body.cut,
+        title=body.title,
+        paper_title=view.document.title.text or idv,
+        idv=idv,
+        tokens=view.tokens(node.id),
+        markdown_href=section_href(node.id) + ".md",
+        permalink=permalink,
+        source_host=urlsplit(permalink).hostname if permalink else None,
+        previous=link(around.previous),
+        next=link(around.next),
+        parent=link(parent or around.parent),
+    )
 
 
 @router.get(
@@ -75,19 +240,33 @@ async def outline_page(request: Request, paper: rest.PaperPath) -> Response:
     if rest.prefers_json(request.headers.get("accept")):
         return await rest.outline_answer(request, paper, vary_accept=True)
     outline = await rest.service(request).outline(paper, default_wait=0.0)
-    source = outline["sourceUrl"]
-    page = render(
-        "outline.html",
-        outline=outline,
-        source_url=source if urlsplit(source).scheme in ("http", "https") else None,
-    )
+
+    def source_link(anchor: str | None) -> str | None:
+        # the public, versioned address (SPEC §4 permalink), never a configured mirror's
+        return refs.permalink(outline["paper"], outline["idv"], outline["source"], anchor)
+
+    page = render("outline.html", outline=outline, source_link=source_link)
     return rest.answer(request, paper, page.encode(), rest.HTML_TYPE, vary_accept=True)
 
 
-def error_page(error: PaperAnchorError, asked: str) -> Response:
-    """The one place an error becomes an HTML page: same status, the `code: detail` text."""
+def error_page(error: PaperAnchorError, asked: str, *, typed: str | None = None) -> Response:
+    """The one place an error becomes an HTML page: same status, the `code: detail` text, and
+    the form to open a paper holding what was typed (or the paper of the path asked for)."""
     headers = {"Cache-Control": rest.NOT_CACHEABLE}
     if error.retry_after is not None:
         headers["Retry-After"] = str(max(1, math.ceil(error.retry_after)))
-    page = render("error.html", error=error, asked=asked)
+    value = typed if typed is not None else typed_reference(asked)
+    page = render("error.html", error=error, asked=asked, value=value.strip()[:MAX_TYPED])
     return HTMLResponse(page, status_code=error.status, headers=headers)
+
+
+# The form keeps what was typed, up to a length no reference reaches (the longest are URLs).
+MAX_TYPED = 500
+
+
+def typed_reference(path: str) -> str:
+    """The paper reference a page's path was asked with: `/1706.99999` -> `1706.99999`,
+    `/local/x/sections/S9` -> `local/x`."""
+    reference = path.lstrip("/")
+    before, found, _ = reference.rpartition("/sections/")
+    return before if found else reference

@@ -1,0 +1,64 @@
+"""The landing page's list of the local directory (sources.local_files): what opens each file,
+its title, and the bounds on a hostile folder."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+from paperanchor import sources
+from paperanchor.refs import parse_ref
+from paperanchor.sources import LocalFile, local_files
+
+
+def _page(title: str, filler: int = 0) -> bytes:
+    return f"<html><head>{' ' * filler}<title>{title}</title></head><body></body></html>".encode()
+
+
+def test_each_file_is_listed_by_the_reference_that_opens_it_with_its_title(tmp_path: Path) -> None:
+    (tmp_path / "2501.11120v1.html").write_bytes(_page("Tell me &amp; about <i>x</i>"))
+    (tmp_path / "hep-th_9901001v2.html").write_bytes(_page("A legacy   paper"))
+    with gzip.open(tmp_path / "notes.html.gz", "wb") as stream:
+        stream.write(_page("Compressed"))
+    (tmp_path / "figure.png").write_bytes(b"\x89PNG")
+    (tmp_path / "-starts-with-a-dash.html").write_bytes(_page("no reference names this"))
+    (tmp_path / "folder.html").mkdir()
+
+    listed, more = local_files(tmp_path)
+
+    assert listed == [
+        LocalFile("2501.11120v1", "2501.11120v1.html", "Tell me & about <i>x</i>"),
+        LocalFile("hep-th/9901001v2", "hep-th_9901001v2.html", "A legacy paper"),
+        LocalFile("local/notes", "notes.html.gz", "Compressed"),
+    ]
+    assert more == 0
+    for entry in listed:  # every listed reference is one the service accepts
+        assert parse_ref(entry.reference).idv == entry.reference
+
+
+def test_a_title_is_read_from_the_first_bytes_only_and_shortened(tmp_path: Path) -> None:
+    (tmp_path / "late.html").write_bytes(_page("Too late", filler=70_000))
+    (tmp_path / "long.html").write_bytes(_page("word " * 1_000))
+    (tmp_path / "none.html").write_bytes(b"<html><body>no head</body></html>")
+
+    titles = {entry.name: entry.title for entry in local_files(tmp_path)[0]}
+
+    assert titles["late.html"] is None
+    assert titles["none.html"] is None
+    long_title = titles["long.html"]
+    assert long_title is not None and len(long_title) <= 300
+
+
+def test_a_huge_folder_costs_a_bounded_scan_and_a_bounded_list(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(sources, "SCANNED_LOCAL_ENTRIES", 300)
+    for i in range(500):
+        (tmp_path / f"p{i:04}.html").write_bytes(b"")
+
+    listed, more = local_files(tmp_path, limit=50)
+
+    assert len(listed) == 50
+    assert len(listed) + more == 300  # only the first 300 entries of the folder were read
+
+
+def test_a_missing_folder_lists_nothing(tmp_path: Path) -> None:
+    assert local_files(tmp_path / "gone") == ([], 0)
