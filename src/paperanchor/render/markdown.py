@@ -50,13 +50,17 @@ def heading(section: Section) -> str:
 
 
 def equation_line(equation: Equation) -> str:
+    if equation.latex is None:
+        # read from a PDF: the extracted text, which is not TeX and must not be set as math
+        number = f" ({equation.number})" if equation.number else ""
+        return equation.text.replace("$", "\\$") + number
     tag = f" \\tag{{{equation.number}}}" if equation.number else ""
     return f"$${equation.latex}{tag}$$"
 
 
 def group_markdown(group: EquationGroup) -> str:
     """Each row on its own display line so every row keeps its number."""
-    return "\n".join(equation_line(row) for row in group.rows if row.latex)
+    return "\n".join(equation_line(row) for row in group.rows if row.latex or row.text)
 
 
 def group_latex(group: EquationGroup) -> str:
@@ -160,7 +164,7 @@ def block_chunks(block: Node) -> list[str]:
     if isinstance(block, Text):
         return [block.content.markdown] if block.content.markdown else []
     if isinstance(block, Equation):
-        return [equation_line(block)] if block.latex else []
+        return [equation_line(block)] if block.latex or block.text else []
     if isinstance(block, EquationGroup):
         text = group_markdown(block)
         return [text] if text else []

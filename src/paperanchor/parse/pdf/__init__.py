@@ -1,0 +1,112 @@
+"""A PDF's text layer -> the same frozen `Document` as LaTeXML HTML gives. Pure: no web, cache
+or network imports; PDFium itself runs in a bounded child process (`extract`).
+
+What a PDF tree gives and cannot give is in docs/pdf.md: sections from numbered headings,
+paragraphs, captions as floats without cells or images, display equations as text without TeX,
+the bibliography split into entries. `quality` is always "degraded".
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from paperanchor.errors import NotFound, ParseError
+from paperanchor.parse.pdf.extract import MAX_CHARS, MAX_PAGES, Page, extract_pages
+from paperanchor.parse.pdf.layout import Placed, body_size, drop_furniture, reading_order
+from paperanchor.parse.pdf.structure import (
+    TreeBuilder,
+    _Builder,
+    abstract_start,
+    title_and_authors,
+)
+from paperanchor.parse.pdf.text import Vocabulary
+from paperanchor.tree import Document, Inline
+
+GENERATOR = "pdf (pypdfium2)"
+__all__ = ["GENERATOR", "MAX_CHARS", "MAX_PAGES", "document_from_pages", "parse_pdf"]
+
+
+def parse_pdf(data: bytes, source_url: str = "") -> Document:
+    """Parse a PDF's text layer into a `Document`.
+
+    Raises `ParseError` (not a PDF, cut short, encrypted, unreadable), `TooLarge` (too many
+    pages or characters, or more memory or time than the reader is given) and `NotFound`
+    (no text layer: a scanned paper).
+    """
+    return document_from_pages(extract_pages(data), source_url)
+
+
+def document_from_pages(pages: tuple[Page, ...], source_url: str = "") -> Document:
+    """The tree from the pages' lines (the pure half of `parse_pdf`)."""
+    if pages and all(not page.lines and page.width == 0 for page in pages):
+        raise ParseError("no page of the PDF could be read")
+    if not any(page.lines for page in pages):
+        raise NotFound("the PDF has no text layer (a scanned paper?): there is no text to read")
+    stamp = next((page.stamp for page in pages if page.stamp), None)
+    pages = drop_furniture(pages)
+    size = body_size(pages)
+    lines = reading_order(pages, size)
+    vocabulary = Vocabulary(placed.line for placed in lines)
+    builder = TreeBuilder(lines, size, vocabulary)
+    start = abstract_start(lines, size)
+    if start is not None:
+        front_end, rest = start
+        builder.abstract = _Builder(
+            "abstract", "abstract", None, "", Inline("Abstract", "Abstract"), 1
+        )
+        if rest:
+            first = lines[front_end]
+            lines[front_end] = replace(first, line=replace(first.line, text=rest))
+            body_start = front_end
+        else:
+            body_start = front_end + 1
+    else:
+        front_end = body_start = _front_end(lines, builder)
+    title, authors, _ = title_and_authors([p for p in lines[:front_end] if p.page == 1], size)
+    blocks = builder.build(body_start)
+    abstract = builder.abstract.build() if builder.abstract is not None else None
+    if abstract is not None and not abstract.blocks:
+        abstract = None
+    if not title:
+        title = _largest_line(lines)
+    return Document(
+        title=title,
+        authors=authors,
+        abstract=abstract,
+        keywords=" ".join(builder.keywords).strip() or None,
+        blocks=tuple(blocks),
+        base_url=source_url,
+        generator=GENERATOR,
+        quality="degraded",
+        page_idv=stamp,
+    )
+
+
+def _front_end(lines: list[Placed], builder: TreeBuilder) -> int:
+    """Without an abstract: the front matter runs to the first heading on the first page, or
+    to the first full-width body line after the title."""
+    for index, placed in enumerate(lines):
+        if placed.page > 1:
+            break
+        heading = builder.heading(placed)
+        if heading is not None and heading.key and builder.numbering.follows(heading):
+            return index
+    title_seen = False
+    for index, placed in enumerate(lines):
+        if placed.page > 1:
+            return index
+        width = placed.column_right - placed.column_left
+        if placed.line.size >= 1.2 * builder.size:
+            title_seen = True
+        elif title_seen and placed.line.x1 - placed.line.x0 > 0.6 * width:
+            return index
+    return 0
+
+
+def _largest_line(lines: list[Placed]) -> Inline:
+    from paperanchor.parse.pdf.text import inline
+
+    first_page = [p for p in lines if p.page == 1 and len(p.line.text.strip()) > 3]
+    if not first_page:
+        return Inline("", "")
+    return inline(max(first_page, key=lambda p: p.line.size).line.text.strip())

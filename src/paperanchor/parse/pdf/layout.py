@@ -1,0 +1,195 @@
+"""Page geometry: drop furniture, find columns, put lines in reading order, join split rows.
+
+Furniture is what a page repeats around its text: running heads and feet, page numbers, and
+the arXiv margin stamp (the worker already cut that out and kept its id). Reading order is
+band by band down the page: a line that spans both columns closes a band, and inside a band the
+left column is read before the right one, which is how LaTeX sets two-column pages.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter
+from dataclasses import dataclass, replace
+
+from paperanchor.parse.pdf.extract import Line, Page
+
+_PAGE_NUMBER = re.compile(
+    r"^(?:page\s+)?[\-–—(\[]?\s*(?:\d{1,4}|[ivxlc]{1,7})\s*[\-–—)\]]?(?:\s*(?:of|/)\s*\d{1,4})?$",
+    re.IGNORECASE,
+)
+_DIGITS = re.compile(r"\d+")
+_SPACE = re.compile(r"\s+")
+# How far into the page's height, from the top and from the bottom, a running head or foot may
+# sit: ACM heads sit 8% from the top edge, page numbers 4-6% from the bottom.
+_EDGE = 0.12
+# Furniture candidates per page edge: the head is one or two lines (title and page number set
+# apart), so is the foot.
+_EDGE_LINES = 2
+_LIGATURES = str.maketrans(
+    {"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """A line in reading order: its page, its column (0 whole width, 1 left, 2 right)."""
+
+    line: Line
+    page: int
+    column: int
+    column_left: float
+    column_right: float
+
+
+def body_size(pages: tuple[Page, ...]) -> float:
+    """The font size most characters of the paper are set in."""
+    weights: Counter[float] = Counter()
+    for page in pages:
+        for line in page.lines:
+            weights[round(line.size, 1)] += len(line.text)
+    if not weights:
+        return 10.0
+    return weights.most_common(1)[0][0]
+
+
+def _edge_key(text: str) -> str:
+    return _SPACE.sub(" ", _DIGITS.sub("#", text.lower())).strip()
+
+
+def _edge_lines(page: Page) -> list[Line]:
+    """The topmost and bottommost lines of a page that sit near its edges."""
+    ordered = sorted(page.lines, key=lambda line: -line.y1)
+    top = [ln for ln in ordered[:_EDGE_LINES] if ln.y0 > page.height * (1 - _EDGE)]
+    bottom = [ln for ln in ordered[-_EDGE_LINES:] if ln.y1 < page.height * _EDGE]
+    return top + [ln for ln in bottom if ln not in top]
+
+
+def drop_furniture(pages: tuple[Page, ...]) -> tuple[Page, ...]:
+    """Pages without running heads, feet and page numbers."""
+    seen: Counter[str] = Counter()
+    edges = [_edge_lines(page) for page in pages]
+    for lines in edges:
+        for key in {_edge_key(line.text) for line in lines}:
+            seen[key] += 1
+    out = []
+    for page, lines in zip(pages, edges, strict=True):
+        drop = {
+            id(line)
+            for line in lines
+            if _PAGE_NUMBER.match(line.text.strip()) or seen[_edge_key(line.text)] >= 2
+        }
+        kept = tuple(
+            replace(line, text=line.text.translate(_LIGATURES))
+            for line in page.lines
+            if id(line) not in drop
+        )
+        out.append(replace(page, lines=kept))
+    return tuple(out)
+
+
+def _columns(page: Page, size: float) -> tuple[float, float] | None:
+    """The gutter of a two-column page as (left column's right edge, right column's left
+    edge), or None for one column: enough lines on each side of the middle, none crossing."""
+    middle = page.width / 2
+    left = [ln for ln in page.lines if ln.x1 <= middle + size and ln.x1 - ln.x0 > 6 * size]
+    right = [ln for ln in page.lines if ln.x0 >= middle - size and ln.x1 - ln.x0 > 6 * size]
+    if len(left) < 4 or len(right) < 4:
+        return None
+    return max(ln.x1 for ln in left), min(ln.x0 for ln in right)
+
+
+def _edges(lines: list[Line]) -> tuple[float, float]:
+    """A column's left edge (the most common start) and right edge (where full lines end)."""
+    if not lines:
+        return 0.0, 0.0
+    starts = Counter(round(ln.x0) for ln in lines)
+    left = float(starts.most_common(1)[0][0])
+    ends = sorted(ln.x1 for ln in lines)
+    right = ends[int(len(ends) * 0.9)] if len(ends) > 1 else ends[0]
+    return left, right
+
+
+def _merge_rows(lines: list[Line]) -> list[Line]:
+    """Lines of one column sorted top to bottom; pieces of one row (a footnote mark PDFium set
+    apart, an equation and its number, table cells) joined left to right."""
+    ordered = sorted(lines, key=lambda ln: (-(ln.y0 + ln.y1) / 2, ln.x0))
+    rows: list[list[Line]] = []
+    for line in ordered:
+        if rows:
+            last = rows[-1]
+            top = min(ln.y1 for ln in last)
+            bottom = max(ln.y0 for ln in last)
+            overlap = min(top, line.y1) - max(bottom, line.y0)
+            height = min(line.y1 - line.y0, top - bottom) or 1.0
+            if overlap > 0.5 * height and all(
+                line.x0 >= ln.x1 - 1 or line.x1 <= ln.x0 + 1 for ln in last
+            ):
+                last.append(line)
+                continue
+        rows.append([line])
+    return [_join_row(sorted(row, key=lambda ln: ln.x0)) for row in rows]
+
+
+def _join_row(row: list[Line]) -> Line:
+    if len(row) == 1:
+        return row[0]
+    parts = [row[0].text]
+    for before, line in itertools.pairwise(row):
+        gap = line.x0 - before.x1
+        parts.append((" " if gap > 0.15 * line.size else "") + line.text)
+    weights = [len(ln.text) for ln in row]
+    total = sum(weights) or 1
+    main = max(row, key=lambda ln: len(ln.text))
+    return Line(
+        "".join(parts),
+        min(ln.x0 for ln in row),
+        min(ln.y0 for ln in row),
+        max(ln.x1 for ln in row),
+        max(ln.y1 for ln in row),
+        main.size,
+        sum(ln.bold * w for ln, w in zip(row, weights, strict=True)) / total,
+        sum(ln.math * w for ln, w in zip(row, weights, strict=True)) / total,
+        row[-1].hyphen,
+    )
+
+
+def reading_order(pages: tuple[Page, ...], size: float) -> list[Placed]:
+    """Every line of every page in reading order, with its column and the column's edges."""
+    out: list[Placed] = []
+    for page in pages:
+        gutter = _columns(page, size)
+        if gutter is None:
+            lines = _merge_rows(list(page.lines))
+            left, right = _edges(lines)
+            out.extend(Placed(ln, page.number, 0, left, right) for ln in lines)
+            continue
+        left_end, right_start = gutter
+        spanning = [
+            ln for ln in page.lines if ln.x0 < left_end - size and ln.x1 > right_start + size
+        ]
+        columns = [ln for ln in page.lines if ln not in spanning]
+        left_lines = [ln for ln in columns if (ln.x0 + ln.x1) / 2 < (left_end + right_start) / 2]
+        right_lines = [ln for ln in columns if ln not in left_lines]
+        left_edges = _edges(left_lines)
+        right_edges = _edges(right_lines)
+        whole_edges = (min(left_edges[0], right_edges[0]), max(left_edges[1], right_edges[1]))
+        # bands between the lines that cross the gutter, top to bottom
+        cuts = sorted({(ln.y0 + ln.y1) / 2 for ln in spanning}, reverse=True)
+        bounds = [float("inf"), *cuts, float("-inf")]
+        for upper, lower in itertools.pairwise(bounds):
+
+            def inside(line: Line, upper: float = upper, lower: float = lower) -> bool:
+                return lower < (line.y0 + line.y1) / 2 < upper
+
+            for column, group, edges in (
+                (1, left_lines, left_edges),
+                (2, right_lines, right_edges),
+            ):
+                rows = _merge_rows([ln for ln in group if inside(ln)])
+                out.extend(Placed(ln, page.number, column, *edges) for ln in rows)
+            if lower != float("-inf"):
+                rows = _merge_rows([ln for ln in spanning if (ln.y0 + ln.y1) / 2 == lower])
+                out.extend(Placed(ln, page.number, 0, *whole_edges) for ln in rows)
+    return out

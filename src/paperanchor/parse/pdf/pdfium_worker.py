@@ -1,0 +1,228 @@
+"""The PDFium side of the PDF parser: run as a script in a child process with resource limits.
+
+    python -I pdfium_worker.py < paper.pdf > lines.json
+
+PDFium is C code. A hostile PDF can make it inflate a 2 MB stream into 3 GB (measured:
+tests/parse/test_pdf_bounds.py) or crash it, so it never runs inside the server: this script
+sets its own address-space, CPU-time and file-size limits first, then reads the PDF from stdin
+and writes JSON to stdout, one object: `{"pages": [...]}` or `{"error": kind, ...}`. It imports
+nothing of paperanchor, so the child starts in about 70 ms.
+
+Each page is `{"width", "height", "stamp", "lines"}`; a line is
+`[text, x0, y0, x1, y1, size, bold, math, hyphen]` in PDF points (y grows upwards): its
+characters in content order, the font size most of them have, the share of bold and of math-font
+characters, and whether it ends in a line-end hyphen that PDFium marked as such. `stamp` is the
+arXiv margin stamp when the page has one (rotated text `arXiv:IDvN [category] date`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import re
+import resource
+import sys
+from typing import Any
+
+# Sizes the parent passes on the command line: address space (MB), CPU seconds, pages, chars.
+_LIMIT_ARGS = 4
+
+_STAMP = re.compile(
+    r"arXiv:\s?((?:\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})v\d+)\s+\[[\w.\-]+\]\s+"
+    r"\d{1,2}\s+[A-Z][a-z]{2}\s+\d{4}"
+)
+_BOLD = re.compile(r"bold|black|heavy|semibold|demi|medi|cmbx|cmb\d|bx\d|-b$|tb$|\bsb", re.I)
+_MATH = re.compile(
+    r"cmmi|cmsy|cmex|msam|msbm|math|symbol|rsfs|eufm|eusm|stmary|wasy|txsy|pxsy|txex|pxex"
+    r"|mnsymbol|lmmi|lmsy|lmex|cmbsy|cmmib|esint|dsrom|bbold|stix",
+    re.I,
+)
+# A gap wider than this many font sizes between two characters of one line splits it: equation
+# numbers at the margin, table cells, a column that PDFium ran on into its neighbour.
+_SPLIT_GAP = 2.5
+
+
+def _limit(address_mb: int, cpu_s: int) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (address_mb << 20, address_mb << 20))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _fail(kind: str, **extra: Any) -> int:
+    json.dump({"error": kind, **extra}, sys.stdout)
+    return 0
+
+
+class _Fonts:
+    """Bold and math flags per text object (characters of one object share its font)."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.cache: dict[int | None, tuple[bool, bool]] = {}
+        self.buffer = ctypes.create_string_buffer(256)
+
+    def flags(self, textpage: Any, index: int) -> tuple[bool, bool]:
+        obj = self.raw.FPDFText_GetTextObject(textpage, index)
+        key = ctypes.cast(obj, ctypes.c_void_p).value
+        found = self.cache.get(key)
+        if found is None:
+            name = ""
+            weight = -1
+            font = self.raw.FPDFTextObj_GetFont(obj) if key else None
+            if font:
+                length = self.raw.FPDFFont_GetBaseFontName(font, self.buffer, 256)
+                name = self.buffer.raw[: max(0, min(length, 256) - 1)].decode("latin-1")
+                weight = self.raw.FPDFFont_GetWeight(font)
+            base = name.split("+", 1)[-1]
+            found = (weight >= 600 or bool(_BOLD.search(base)), bool(_MATH.search(base)))
+            self.cache[key] = found
+        return found
+
+
+def _page_text(raw: Any, textpage: Any, count: int) -> str:
+    """The page's characters, one per index (PDFium's UTF-16 decoded); per index if that fails."""
+    buffer = ctypes.create_string_buffer((count + 1) * 2)
+    written = raw.FPDFText_GetText(
+        textpage, 0, count, ctypes.cast(buffer, ctypes.POINTER(ctypes.c_ushort))
+    )
+    text = buffer.raw[: max(0, written - 1) * 2].decode("utf-16-le", errors="replace")
+    if len(text) == count:
+        return text
+    return "".join(chr(raw.FPDFText_GetUnicode(textpage, i) or 0xFFFD) for i in range(count))
+
+
+def _stamp(raw: Any, textpage: Any, text: str) -> tuple[str | None, range]:
+    """The margin stamp and the character indices it covers: rotated text only, never body."""
+    for match in _STAMP.finditer(text):
+        angle = raw.FPDFText_GetCharAngle(textpage, match.start())
+        if 1.2 < angle < 1.95 or 4.3 < angle < 5.1:  # about 90 or 270 degrees
+            return match.group(1), range(match.start(), match.end())
+    return None, range(0)
+
+
+def _lines(raw: Any, textpage: Any, text: str, skip: range, fonts: _Fonts) -> list[list[Any]]:
+    rect = raw.FS_RECTF()
+    out: list[list[Any]] = []
+    chars: list[str] = []
+    state: dict[str, float] = {}
+    sizes: dict[float, int] = {}
+    bold = math = 0
+    space = False
+
+    def flush(hyphen: bool) -> None:
+        nonlocal bold, math
+        if chars:
+            size = max(sizes.items(), key=lambda item: item[1])[0]
+            visible = max(1, sum(sizes.values()))
+            out.append(
+                [
+                    "".join(chars),
+                    round(state["x0"], 2),
+                    round(state["y0"], 2),
+                    round(state["x1"], 2),
+                    round(state["y1"], 2),
+                    size,
+                    round(bold / visible, 2),
+                    round(math / visible, 2),
+                    hyphen,
+                ]
+            )
+        chars.clear()
+        sizes.clear()
+        state.clear()
+        bold = math = 0
+
+    for index, char in enumerate(text):
+        if index in skip:
+            continue
+        if char in "\r\n":
+            flush(False)
+            space = False
+            continue
+        if char in "\x02\ufffe":  # PDFium's mark for a hyphen that ends a line (per index, in text)
+            flush(True)
+            space = False
+            continue
+        if char.isspace():
+            space = True
+            continue
+        if char < " " or char in "\ufffe\uffff":
+            continue
+        raw.FPDFText_GetLooseCharBox(textpage, index, rect)
+        left, right, bottom, top = rect.left, rect.right, rect.bottom, rect.top
+        size = round(raw.FPDFText_GetFontSize(textpage, index), 1)
+        middle = (bottom + top) / 2
+        if state:
+            off_line = middle < state["b0"] or middle > state["b1"]
+            gap = left - state["x1"]
+            if off_line or gap < -2 * size or gap > _SPLIT_GAP * max(size, state["size"]):
+                flush(False)
+                space = False
+        if not state:
+            state.update(x0=left, x1=right, y0=bottom, y1=top, b0=bottom, b1=top, size=size)
+        else:
+            if space:
+                chars.append(" ")
+            state["x0"] = min(state["x0"], left)
+            state["x1"] = max(state["x1"], right)
+            state["y0"] = min(state["y0"], bottom)
+            state["y1"] = max(state["y1"], top)
+            if size >= state["size"]:
+                # the band of the line's largest characters decides what is still on it
+                state["b0"] = min(state["b0"], bottom)
+                state["b1"] = max(state["b1"], top)
+                state["size"] = size
+        space = False
+        chars.append(char)
+        sizes[size] = sizes.get(size, 0) + 1
+        is_bold, is_math = fonts.flags(textpage, index)
+        bold += is_bold
+        math += is_math
+    flush(False)
+    return out
+
+
+def main() -> int:
+    address_mb, cpu_s, max_pages, max_chars = (int(a) for a in sys.argv[1 : 1 + _LIMIT_ARGS])
+    _limit(address_mb, cpu_s)
+    data = sys.stdin.buffer.read()
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
+
+    try:
+        document = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        code = getattr(exc, "err_code", None)
+        return _fail("password" if code == raw.FPDF_ERR_PASSWORD else "format", detail=str(exc))
+    count = len(document)
+    if count > max_pages:
+        return _fail("pages", pages=count)
+    fonts = _Fonts(raw)
+    pages: list[dict[str, Any]] = []
+    total = 0
+    for number in range(count):
+        try:
+            page = document[number]
+        except pdfium.PdfiumError:
+            pages.append({"width": 0, "height": 0, "stamp": None, "lines": [], "broken": True})
+            continue
+        width, height = page.get_size()
+        textpage = page.get_textpage()
+        chars = raw.FPDFText_CountChars(textpage.raw)
+        total += max(chars, 0)
+        if total > max_chars:
+            return _fail("chars", page=number + 1, chars=total)
+        text = _page_text(raw, textpage.raw, chars) if chars > 0 else ""
+        stamp, skip = _stamp(raw, textpage.raw, text)
+        lines = _lines(raw, textpage.raw, text, skip, fonts)
+        pages.append({"width": width, "height": height, "stamp": stamp, "lines": lines})
+        textpage.close()
+        page.close()
+        fonts.cache.clear()
+    json.dump({"pages": pages}, sys.stdout, separators=(",", ":"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

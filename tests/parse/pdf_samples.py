@@ -1,0 +1,241 @@
+"""Small and hostile PDFs written byte by byte, so no test downloads or ships a bad file.
+
+Every builder returns the bytes of a complete PDF (header, objects, xref, trailer, %%EOF)
+unless its name says otherwise. The page content uses Helvetica, one of the 14 standard fonts
+every reader has built in, so no font file is needed.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable
+
+_HEADER = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n"
+
+
+def assemble(objects: Iterable[bytes], *, trailer_extra: bytes = b"") -> bytes:
+    """Number the objects from 1 (object 1 is the catalog) and add the xref and trailer."""
+    out = bytearray(_HEADER)
+    offsets = []
+    items = list(objects)
+    for number, body in enumerate(items, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(items) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R %s>>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(items) + 1,
+        trailer_extra,
+        xref,
+    )
+    return bytes(out)
+
+
+def stream(data: bytes, extra: bytes = b"", *, compress: bool = False) -> bytes:
+    if compress:
+        data = zlib.compress(data, 9)
+        extra += b" /Filter /FlateDecode"
+    return b"<< /Length %d%s >>\nstream\n" % (len(data), extra) + data + b"\nendstream"
+
+
+def _escape(text: str) -> bytes:
+    raw = text.encode("latin-1")
+    return raw.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
+
+
+def text_content(lines: Iterable[tuple[float, float, float, str]]) -> bytes:
+    """A content stream drawing each (x, y, size, text) line in Helvetica."""
+    ops = []
+    for x, y, size, text in lines:
+        ops.append(b"BT /F1 %.1f Tf %.1f %.1f Td (%s) Tj ET" % (size, x, y, _escape(text)))
+    return b"\n".join(ops)
+
+
+_FONT = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+
+
+def pages_pdf(contents: list[bytes], *, compress: bool = False) -> bytes:
+    """One page per content stream (US Letter), all sharing one font."""
+    count = len(contents)
+    kids = b" ".join(b"%d 0 R" % (4 + 2 * i) for i in range(count))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, count),
+        _FONT,
+    ]
+    for i, content in enumerate(contents):
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (5 + 2 * i)
+        )
+        objects.append(stream(content, compress=compress))
+    return assemble(objects)
+
+
+def text_pdf(pages: list[list[str]], *, size: float = 10.0) -> bytes:
+    """Pages of plain lines set from the top of a 612x792 page, 14 pt apart."""
+    contents = [
+        text_content((72.0, 720.0 - 14.0 * row, size, line) for row, line in enumerate(lines))
+        for lines in pages
+    ]
+    return pages_pdf(contents)
+
+
+def paper_pdf(pages: int = 1) -> bytes:
+    """A tiny well-formed paper: title, abstract, a numbered section and a paragraph per page."""
+    first = [
+        (150.0, 720.0, 18.0, "A Tiny Paper About Nothing"),
+        (250.0, 695.0, 11.0, "Ann Author"),
+        (280.0, 660.0, 11.0, "Abstract"),
+        (72.0, 640.0, 10.0, "We write a few words so that the paper has an abstract."),
+        (72.0, 600.0, 12.0, "1 Introduction"),
+    ]
+    contents = []
+    for page in range(pages):
+        lines = list(first) if page == 0 else []
+        top = 580.0 if page == 0 else 720.0
+        for row in range(4):
+            lines.append(
+                (72.0, top - 12.0 * row, 10.0, f"Page {page + 1} line {row + 1} of some body text.")
+            )
+        lines.append((300.0, 40.0, 10.0, str(page + 1)))
+        contents.append(text_content(lines))
+    return pages_pdf(contents, compress=True)
+
+
+def scanned_pdf(pages: int = 2) -> bytes:
+    """Pages that are only an image (a grey square), as a scanner writes them: no text at all."""
+    pixels = bytes([128]) * (100 * 100)
+    image = stream(
+        pixels,
+        b" /Type /XObject /Subtype /Image /Width 100 /Height 100 /ColorSpace /DeviceGray "
+        b"/BitsPerComponent 8",
+        compress=True,
+    )
+    count = pages
+    kids = b" ".join(b"%d 0 R" % (4 + 2 * i) for i in range(count))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, count),
+        image,
+    ]
+    for i in range(count):
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /XObject << /Im1 3 0 R >> >> /Contents %d 0 R >>" % (5 + 2 * i)
+        )
+        objects.append(stream(b"q 500 0 0 700 50 50 cm /Im1 Do Q"))
+    return assemble(objects)
+
+
+def lying_page_count_pdf(count: int = 2_000_000_000) -> bytes:
+    """One real page under a page tree that claims `count` pages."""
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count %d >>" % count,
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+            _FONT,
+            stream(text_content([(72.0, 720.0, 10.0, "One page only.")])),
+        ]
+    )
+
+
+def many_pages_pdf(count: int) -> bytes:
+    """`count` real pages that share one content stream (a small file, a huge page count)."""
+    content_id = 4 + count
+    kids = b" ".join(b"%d 0 R" % (4 + i) for i in range(count))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, count),
+        _FONT,
+    ]
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % content_id
+    )
+    objects.extend(page for _ in range(count))
+    objects.append(stream(text_content([(72.0, 720.0, 10.0, "The same words on every page.")])))
+    return assemble(objects)
+
+
+def deep_nesting_pdf(depth: int = 100_000) -> bytes:
+    """A page whose resources hold an array nested `depth` levels deep."""
+    nested = b"[" * depth + b"]" * depth
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Deep %s "
+            b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>" % nested,
+            _FONT,
+            stream(text_content([(72.0, 720.0, 10.0, "Deep but short.")])),
+        ]
+    )
+
+
+def deep_page_tree_pdf(depth: int = 5_000) -> bytes:
+    """A page tree `depth` levels deep, one page at the bottom."""
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>"]
+    for level in range(depth):
+        number = 2 + level
+        parent = b" /Parent %d 0 R" % (number - 1) if level else b""
+        objects.append(b"<< /Type /Pages /Kids [%d 0 R] /Count 1%s >>" % (number + 1, parent))
+    page_number = 2 + depth
+    objects.append(
+        b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R >>"
+        % (page_number - 1, page_number + 1, page_number + 2)
+    )
+    objects.append(_FONT)
+    objects.append(stream(text_content([(72.0, 720.0, 10.0, "At the bottom of the tree.")])))
+    return assemble(objects)
+
+
+def recursive_form_pdf() -> bytes:
+    """A form XObject that draws itself: a reader must stop the recursion."""
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 4 0 R >> /XObject << /X1 6 0 R >> >> /Contents 5 0 R >>",
+            _FONT,
+            stream(b"/X1 Do"),
+            stream(
+                b"BT /F1 10 Tf 72 720 Td (again) Tj ET /X1 Do",
+                b" /Type /XObject /Subtype /Form /BBox [0 0 612 792] "
+                b"/Resources << /Font << /F1 4 0 R >> /XObject << /X1 6 0 R >> >>",
+            ),
+        ]
+    )
+
+
+def stream_bomb_pdf(megabytes: int = 1024) -> bytes:
+    """A content stream of a few kilobytes that inflates to `megabytes` MB of blanks."""
+    compressor = zlib.compressobj(9)
+    chunk = b" " * (1 << 20)
+    parts = [compressor.compress(b"BT /F1 10 Tf 72 720 Td (bomb) Tj ET\n")]
+    parts.extend(compressor.compress(chunk) for _ in range(megabytes))
+    parts.append(compressor.flush())
+    data = b"".join(parts)
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+            _FONT,
+            b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream",
+        ]
+    )
+
+
+def text_bomb_pdf(characters: int = 5_000_000) -> bytes:
+    """One page that shows `characters` glyphs from a small compressed stream."""
+    line = b"(" + b"A" * 1000 + b") Tj 0 -1 Td\n"
+    body = b"BT /F1 1 Tf 10 780 Td\n" + line * (characters // 1000) + b"ET"
+    return pages_pdf([body], compress=True)
