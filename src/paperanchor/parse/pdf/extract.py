@@ -154,7 +154,11 @@ def run_worker(data: bytes) -> tuple[bytes, bytes, WorkerRun]:
         timer.cancel()
         for thread in threads:
             thread.join(timeout=5)
-        process.stdout.close()
+        for pipe in (process.stdin, process.stdout, process.stderr):
+            try:
+                pipe.close()
+            except OSError:
+                pass  # a broken pipe to a child that is gone has nothing left to flush
     run = WorkerRun(
         seconds=time.perf_counter() - start,
         cpu_seconds=usage.ru_utime + usage.ru_stime,

@@ -80,6 +80,12 @@ def drop_furniture(pages: tuple[Page, ...]) -> tuple[Page, ...]:
             for line in lines
             if _PAGE_NUMBER.match(line.text.strip()) or seen[_edge_key(line.text)] >= 2
         }
+        ordered = sorted(page.lines, key=lambda line: -line.y1)
+        for line in (ordered[:1] + ordered[-1:]) if ordered else []:
+            # a bare number above or below everything else is the page number, wherever the
+            # class puts it (article sets it 12% up a letter page)
+            if _PAGE_NUMBER.match(line.text.strip()):
+                drop.add(id(line))
         kept = tuple(
             replace(line, text=line.text.translate(_LIGATURES))
             for line in page.lines
@@ -123,9 +129,10 @@ def _merge_rows(lines: list[Line]) -> list[Line]:
             bottom = max(ln.y0 for ln in last)
             overlap = min(top, line.y1) - max(bottom, line.y0)
             height = min(line.y1 - line.y0, top - bottom) or 1.0
-            if overlap > 0.5 * height and all(
-                line.x0 >= ln.x1 - 1 or line.x1 <= ln.x0 + 1 for ln in last
-            ):
+            # a sub- or superscript PDFium set on a row of its own joins the row it hangs from
+            small = line.size < 0.8 * max(ln.size for ln in last)
+            disjoint = all(line.x0 >= ln.x1 - 1 or line.x1 <= ln.x0 + 1 for ln in last)
+            if (small and overlap > -0.3 * line.size) or (overlap > 0.5 * height and disjoint):
                 last.append(line)
                 continue
         rows.append([line])

@@ -70,7 +70,8 @@ _CAPTION = re.compile(
     r"(?P<num>\d{1,3}|[A-Z]\.?\d{1,3}|[IVX]{1,5})\s*(?P<sep>[:.|]|$)\s*(?P<rest>.*)$"
 )
 _EQ_NUMBER = re.compile(r"\s*\((?P<num>\d{1,3}[a-z]?)\)$")
-_BULLET = re.compile(r"^(?:[•∙◦▪‣●○■□➢►✓–—*]|\(?\d{1,2}[.)]|\([a-z]{1,3}\)|[a-z]\))\s")
+# \x80-\x9f: a bullet from a TeX symbol font without a Unicode map arrives as a C1 control
+_BULLET = re.compile(r"^(?:[•∙◦▪‣●○■□➢►✓–—*\x80-\x9f]|\(?\d{1,2}[.)]|\([a-z]{1,3}\)|[a-z]\))\s")
 _SENTENCE_END = re.compile(r"[.!?:;)\"”]$")
 _BIB_BRACKET = re.compile(r"^\[(?P<label>[^\]\s]{1,16})\]\s*")
 _BIB_NUMBER = re.compile(r"^(?P<label>\d{1,4})\.\s+")

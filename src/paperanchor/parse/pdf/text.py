@@ -13,6 +13,8 @@ from paperanchor.tree import Inline
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _LAST = re.compile(r"([^\W\d_]+)-?$")
 _FIRST = re.compile(r"^([^\W\d_]+)")
+# C1 controls are glyphs of fonts without a Unicode map (a TeX bullet is \x88): not text
+_CONTROLS = dict.fromkeys(range(0x80, 0xA0))
 
 
 class Vocabulary:
@@ -68,10 +70,7 @@ def join_lines(lines: list[Line], vocabulary: Vocabulary) -> str:
             parts.append(text)
             continue
         parts.append(("" if previous.endswith(("–", "—", "/")) else " ") + text)
-    out = parts[0]
-    for part in parts[1:]:
-        out += part
-    return out
+    return "".join(parts).translate(_CONTROLS).strip()
 
 
 def inline(text: str) -> Inline:
