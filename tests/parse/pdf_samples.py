@@ -83,6 +83,11 @@ def text_pdf(pages: list[list[str]], *, size: float = 10.0) -> bytes:
     return pages_pdf(contents)
 
 
+def _word(page: int) -> str:
+    """A word of its own per page: lines that repeat on every page are running heads."""
+    return chr(97 + page % 26) + chr(97 + page // 26 % 26) + "text"
+
+
 def paper_pdf(pages: int = 1) -> bytes:
     """A tiny well-formed paper: title, abstract, a numbered section and a paragraph per page."""
     first = [
@@ -98,7 +103,7 @@ def paper_pdf(pages: int = 1) -> bytes:
         top = 580.0 if page == 0 else 720.0
         for row in range(4):
             lines.append(
-                (72.0, top - 12.0 * row, 10.0, f"Page {page + 1} line {row + 1} of some body text.")
+                (72.0, top - 12.0 * row, 10.0, f"Page {page + 1} line {row + 1} of {_word(page)}.")
             )
         lines.append((300.0, 40.0, 10.0, str(page + 1)))
         contents.append(text_content(lines))

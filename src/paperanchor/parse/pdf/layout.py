@@ -173,9 +173,10 @@ def reading_order(pages: tuple[Page, ...], size: float) -> list[Placed]:
             out.extend(Placed(ln, page.number, 0, left, right) for ln in lines)
             continue
         left_end, right_start = gutter
-        spanning = [
-            ln for ln in page.lines if ln.x0 < left_end - size and ln.x1 > right_start + size
-        ]
+        # a line crosses into the right column by a quarter of its width at least; less is a
+        # formula or a verbatim line running into the gutter
+        reach = right_start + 0.25 * max(left_end - min(ln.x0 for ln in page.lines), size)
+        spanning = [ln for ln in page.lines if ln.x0 < left_end - size and ln.x1 > reach]
         columns = [ln for ln in page.lines if ln not in spanning]
         left_lines = [ln for ln in columns if (ln.x0 + ln.x1) / 2 < (left_end + right_start) / 2]
         right_lines = [ln for ln in columns if ln not in left_lines]

@@ -11,7 +11,7 @@ with the top-level section, not the subsection).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from paperanchor.parse.bibliography import reference_of
 from paperanchor.parse.pdf.extract import Line
@@ -549,7 +549,7 @@ class TreeBuilder:
                 or len(placed.line.text) > 80
             ):
                 break
-            title = f"{title} {placed.line.text.strip()}"
+            title = join_lines([replace(first.line, text=title), placed.line], self.vocabulary)
             first = placed
             end += 1
         if heading.key:
