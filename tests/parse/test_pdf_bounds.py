@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from paperanchor.errors import NotFound, ParseError, PaperAnchorError, TooLarge
+from paperanchor.errors import NotFound, PaperAnchorError, ParseError, TooLarge
 from paperanchor.parse.pdf import parse_pdf
 from paperanchor.parse.pdf.extract import ADDRESS_MB, read_pdf
 from tests.parse import pdf_samples as samples
