@@ -155,10 +155,9 @@ def run_worker(data: bytes) -> tuple[bytes, bytes, WorkerRun]:
         for thread in threads:
             thread.join(timeout=5)
         for pipe in (process.stdin, process.stdout, process.stderr):
-            try:
+            # a broken pipe to a child that is gone has nothing left to flush
+            with contextlib.suppress(OSError):
                 pipe.close()
-            except OSError:
-                pass  # a broken pipe to a child that is gone has nothing left to flush
     run = WorkerRun(
         seconds=time.perf_counter() - start,
         cpu_seconds=usage.ru_utime + usage.ru_stime,
