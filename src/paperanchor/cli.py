@@ -20,7 +20,7 @@ Operation = Callable[[service.Paper, argparse.Namespace], Any]
 
 
 def _file_paper(path: Path) -> service.Paper:
-    """A paper read straight from an HTML file (`.html` or `.html.gz`)."""
+    """A paper read straight from a file: LaTeXML HTML (`.html`, `.html.gz`) or a PDF."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -30,15 +30,35 @@ def _file_paper(path: Path) -> service.Paper:
             data = gzip.decompress(data)
         except (OSError, EOFError) as exc:
             raise BadRequest(f"{path} is not a readable gzip file ({exc})") from None
-    name = path.name.removesuffix(".gz").removesuffix(".html")
-    document = parse_document(data, path.resolve().as_uri())
+    name = path.name.removesuffix(".gz")
+    if _is_pdf(path, data):
+        # a private draft read before it is on arXiv: the same tree from its text layer
+        from paperanchor.parse.pdf import parse_pdf
+
+        name = name.removesuffix(".pdf").removesuffix(".PDF")
+        try:
+            document = parse_pdf(data, path.resolve().as_uri())
+        except PaperAnchorError as exc:
+            # the same error, naming the file it is about
+            raise type(exc)(f"{path}: {exc.detail}") from None
+    else:
+        name = name.removesuffix(".html")
+        document = parse_document(data, path.resolve().as_uri())
     return service.Paper.open(
         service.LocalPaper(document, f"local/{name}", f"local/{name}", source_url=str(path))
     )
 
 
+def _is_pdf(path: Path, data: bytes) -> bool:
+    """A `.pdf` name, or PDF bytes under another name (a PDF saved without its extension)."""
+    return path.suffix.lower() == ".pdf" or data[:1024].lstrip().startswith(b"%PDF-")
+
+
 def _looks_like_path(text: str) -> bool:
-    return text.endswith((".html", ".htm", ".html.gz", ".xhtml")) or Path(text).is_file()
+    if text.endswith((".html", ".htm", ".html.gz", ".xhtml")) or Path(text).is_file():
+        return True
+    # `https://arxiv.org/pdf/1706.03762v7.pdf` is a paper reference, not a file
+    return text.lower().endswith(".pdf") and "://" not in text
 
 
 async def _with_paper(reference: str, job: Callable[[service.Paper], Any]) -> Any:
@@ -136,7 +156,9 @@ def _run(args: argparse.Namespace) -> int:
             print(" | ".join(row))
     elif command == "equation":
         number = f" ({result['number']})" if result["number"] else ""
-        print(f"{result['id']}{number}: {result['latex']}")
+        # an equation read from a PDF has no TeX, only its extracted text
+        shown = result["latex"] if result["latex"] is not None else result.get("text", "")
+        print(f"{result['id']}{number}: {shown}")
     elif command == "search":
         for hit in result:
             print(f"{hit['anchor']} [{hit['sectionId']}]: {hit['snippet']}")
@@ -246,8 +268,8 @@ def _public_url() -> str:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="paperanchor",
-        description="Read scientific papers one section at a time. PAPER is an HTML file or an "
-        "arXiv reference (1706.03762, arXiv:1706.03762v7, an arxiv.org URL, local/<name>).",
+        description="Read scientific papers one section at a time. PAPER is an HTML or PDF file "
+        "or an arXiv reference (1706.03762, arXiv:1706.03762v7, an arxiv.org URL, local/<name>).",
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
