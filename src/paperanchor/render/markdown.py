@@ -51,9 +51,10 @@ def heading(section: Section) -> str:
 
 def equation_line(equation: Equation) -> str:
     if equation.latex is None:
-        # read from a PDF: the extracted text, which is not TeX and must not be set as math
+        # read from a PDF: the extracted text is the paper's words, not TeX, so it is escaped
+        # like any other text and never set as math
         number = f" ({equation.number})" if equation.number else ""
-        return equation.text.replace("$", "\\$") + number
+        return escape_line_start(escape_text(equation.text)) + number
     tag = f" \\tag{{{equation.number}}}" if equation.number else ""
     return f"$${equation.latex}{tag}$$"
 

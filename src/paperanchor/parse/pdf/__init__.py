@@ -23,6 +23,10 @@ from paperanchor.parse.pdf.text import Vocabulary
 from paperanchor.tree import Document, Inline
 
 GENERATOR = "pdf (pypdfium2)"
+# An abstract printed without its heading is a block of front matter this long at least: the
+# corpus's are 9-17 lines; an affiliation block is two or three short lines.
+_ABSTRACT_LINES = 3
+_ABSTRACT_WORDS = 40
 __all__ = ["GENERATOR", "MAX_CHARS", "MAX_PAGES", "document_from_pages", "parse_pdf"]
 
 
@@ -61,7 +65,15 @@ def document_from_pages(pages: tuple[Page, ...], source_url: str = "") -> Docume
         else:
             body_start = front_end + 1
     else:
-        front_end = body_start = _front_end(lines, builder)
+        front_end, at_heading = _front_end(lines, builder)
+        body_start = front_end
+        unheaded = _unheaded_abstract(lines, front_end, size) if at_heading else None
+        if unheaded is not None:
+            # a structural title, as for a headed abstract: the paper printed none
+            builder.abstract = _Builder(
+                "abstract", "abstract", None, "", Inline("Abstract", "Abstract"), 1
+            )
+            front_end = body_start = unheaded
     title, authors, _ = title_and_authors([p for p in lines[:front_end] if p.page == 1], size)
     blocks = builder.build(body_start)
     abstract = builder.abstract.build() if builder.abstract is not None else None
@@ -82,25 +94,51 @@ def document_from_pages(pages: tuple[Page, ...], source_url: str = "") -> Docume
     )
 
 
-def _front_end(lines: list[Placed], builder: TreeBuilder) -> int:
-    """Without an abstract: the front matter runs to the first heading on the first page, or
-    to the first full-width body line after the title."""
+def _front_end(lines: list[Placed], builder: TreeBuilder) -> tuple[int, bool]:
+    """Without an abstract heading: the front matter runs to the first heading on the first
+    page (and True), or to the first full-width body line after the title (and False)."""
     for index, placed in enumerate(lines):
         if placed.page > 1:
             break
         heading = builder.heading(placed)
         if heading is not None and heading.key and builder.numbering.follows(heading):
-            return index
+            return index, True
     title_seen = False
     for index, placed in enumerate(lines):
         if placed.page > 1:
-            return index
+            return index, False
         width = placed.column_right - placed.column_left
         if placed.line.size >= 1.2 * builder.size:
             title_seen = True
         elif title_seen and placed.line.x1 - placed.line.x0 > 0.6 * width:
-            return index
-    return 0
+            return index, False
+    return 0, False
+
+
+def _unheaded_abstract(lines: list[Placed], end: int, size: float) -> int | None:
+    """Where an abstract without the word "Abstract" begins (REVTeX, ACM): the longest block
+    of front matter before the first heading of page 1, set as running text (three lines and
+    forty words at least, smaller than the title); None without such a block."""
+    if end == 0:
+        return None
+    best: tuple[int, int] | None = None  # (words, start)
+    start = 0
+    for index in range(1, end + 1):
+        if index < end:
+            before, placed = lines[index - 1].line, lines[index].line
+            same_block = (
+                abs(before.size - placed.size) < 0.3 and before.y0 - placed.y1 < 0.75 * placed.size
+            )
+            if same_block:
+                continue
+        block = lines[start:index]
+        words = sum(len(p.line.text.split()) for p in block)
+        running = block[0].line.size < 1.2 * size
+        long_enough = len(block) >= _ABSTRACT_LINES and words >= _ABSTRACT_WORDS
+        if running and long_enough and (best is None or words > best[0]):
+            best = (words, start)
+        start = index
+    return best[1] if best is not None else None
 
 
 def _largest_line(lines: list[Placed]) -> Inline:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, replace
 
@@ -27,9 +28,44 @@ _EDGE = 0.12
 # Furniture candidates per page edge: the head is one or two lines (title and page number set
 # apart), so is the foot.
 _EDGE_LINES = 2
+# The height, in body sizes, of a blank strip through both columns that cuts a page into bands.
+_STRIP = 3.0
 _LIGATURES = str.maketrans(
     {"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"}
 )
+
+
+# TeX sets an accent as a glyph of its own before the letter (`\v{s}` is "ˇs" in the text
+# layer): spacing accent -> combining mark, composed with its letter by NFC.
+_COMBINING = {
+    "\u00b4": "\u0301",  # ´ acute
+    "\u02c7": "\u030c",  # ˇ caron
+    "\u00a8": "\u0308",  # ¨ diaeresis
+    "\u02c6": "\u0302",  # ˆ circumflex
+    "\u02dc": "\u0303",  # ˜ tilde
+    "\u02d8": "\u0306",  # ˘ breve
+    "\u02d9": "\u0307",  # ˙ dot above
+    "\u02da": "\u030a",  # ˚ ring
+    "\u02dd": "\u030b",  # ˝ double acute
+    "\u00af": "\u0304",  # ¯ macron
+}
+_SPACING_ACCENT = re.compile("([" + "".join(_COMBINING) + "])\\s?([^\\W\\d_])")
+# a grave accent is also a backquote in code: only between letters, before a vowel ("Lumi`ere")
+_GRAVE = re.compile(r"(?<=[^\W\d_])`([aeiouAEIOU])")
+
+
+def accented(text: str) -> str:
+    """The text with TeX's spacing accents joined to the letters they sit on."""
+    if not _SPACING_ACCENT.search(text) and "`" not in text:
+        return text
+
+    def join(match: re.Match[str]) -> str:
+        letter = match.group(2).replace("ı", "i").replace("ȷ", "j")
+        return letter + _COMBINING[match.group(1)]
+
+    joined = _SPACING_ACCENT.sub(join, text)
+    joined = _GRAVE.sub(lambda m: m.group(1) + "\u0300", joined)
+    return unicodedata.normalize("NFC", joined)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +123,7 @@ def drop_furniture(pages: tuple[Page, ...]) -> tuple[Page, ...]:
             if _PAGE_NUMBER.match(line.text.strip()):
                 drop.add(id(line))
         kept = tuple(
-            replace(line, text=line.text.translate(_LIGATURES))
+            replace(line, text=accented(line.text.translate(_LIGATURES)))
             for line in page.lines
             if id(line) not in drop
         )
@@ -122,7 +158,7 @@ def _merge_rows(lines: list[Line]) -> list[Line]:
     apart, an equation and its number, table cells) joined left to right."""
     ordered = sorted(lines, key=lambda ln: (-(ln.y0 + ln.y1) / 2, ln.x0))
     rows: list[list[Line]] = []
-    for line in ordered:
+    for index, line in enumerate(ordered):
         if rows:
             last = rows[-1]
             top = min(ln.y1 for ln in last)
@@ -132,6 +168,12 @@ def _merge_rows(lines: list[Line]) -> list[Line]:
             # a sub- or superscript PDFium set on a row of its own joins the row it hangs from
             small = line.size < 0.8 * max(ln.size for ln in last)
             disjoint = all(line.x0 >= ln.x1 - 1 or line.x1 <= ln.x0 + 1 for ln in last)
+            if small and index + 1 < len(ordered):
+                # ... unless it hangs over the row below more: a raised entry number in a
+                # bibliography (REVTeX's superscript labels) starts the line under it
+                below = ordered[index + 1]
+                if min(line.y1, below.y1) - max(line.y0, below.y0) > overlap:
+                    small = False
             if (small and overlap > -0.3 * line.size) or (overlap > 0.5 * height and disjoint):
                 last.append(line)
                 continue
@@ -162,6 +204,36 @@ def _join_row(row: list[Line]) -> Line:
     )
 
 
+def _gaps(lines: list[Line], least: float) -> list[tuple[float, float]]:
+    """The blank vertical intervals of at least `least` points between a column's lines."""
+    ordered = sorted(lines, key=lambda ln: -ln.y1)
+    gaps = []
+    bottom = ordered[0].y0 if ordered else 0.0
+    for line in ordered[1:]:
+        if bottom - line.y1 >= least:
+            gaps.append((line.y1, bottom))
+        bottom = min(bottom, line.y0)
+    return gaps
+
+
+def _blank_strips(left: list[Line], right: list[Line], size: float) -> set[float]:
+    """The middles of blank strips through both columns, with text above and below in each.
+
+    A two-column block that starts below another without a line across the page (REVTeX
+    balances the columns above its bibliography) is read after the block above it, not beside
+    it. A strip must be three body sizes high: that is past the space above a heading (2.5)
+    and below a float, so two columns' headings that happen to sit level do not cut the page.
+    """
+    least = _STRIP * size
+    cuts = set()
+    for low, high in _gaps(left, least):
+        for other_low, other_high in _gaps(right, least):
+            bottom, top = max(low, other_low), min(high, other_high)
+            if top - bottom >= least:
+                cuts.add((bottom + top) / 2)
+    return cuts
+
+
 def reading_order(pages: tuple[Page, ...], size: float) -> list[Placed]:
     """Every line of every page in reading order, with its column and the column's edges."""
     out: list[Placed] = []
@@ -183,8 +255,12 @@ def reading_order(pages: tuple[Page, ...], size: float) -> list[Placed]:
         left_edges = _edges(left_lines)
         right_edges = _edges(right_lines)
         whole_edges = (min(left_edges[0], right_edges[0]), max(left_edges[1], right_edges[1]))
-        # bands between the lines that cross the gutter, top to bottom
-        cuts = sorted({(ln.y0 + ln.y1) / 2 for ln in spanning}, reverse=True)
+        # bands between the lines that cross the gutter, and across the blank strips that
+        # run through both columns, top to bottom
+        cuts = sorted(
+            {(ln.y0 + ln.y1) / 2 for ln in spanning} | _blank_strips(left_lines, right_lines, size),
+            reverse=True,
+        )
         bounds = [float("inf"), *cuts, float("-inf")]
         for upper, lower in itertools.pairwise(bounds):
 

@@ -75,6 +75,12 @@ _BULLET = re.compile(r"^(?:[•∙◦▪‣●○■□➢►✓–—*\x80-\x9f
 _SENTENCE_END = re.compile(r"[.!?:;)\"”]$")
 _BIB_BRACKET = re.compile(r"^\[(?P<label>[^\]\s]{1,16})\]\s*")
 _BIB_NUMBER = re.compile(r"^(?P<label>\d{1,4})\.\s+")
+# REVTeX's entries: a raised number, then the authors
+_BIB_PLAIN = re.compile(r"^(?P<label>\d{1,4})\s+(?=[A-Z])")
+# A bibliography without a heading is taken only when this many entries number 1, 2, 3 …
+_MIN_UNHEADED_ENTRIES = 5
+# an arXiv category after an identifier ("arXiv:2305.12345 [cs.CL]"), not an entry's key
+_CATEGORY = re.compile(r"[a-z\-]{2,9}(?:\.[A-Za-z\-]{2,6})?")
 # A bibliography entry's blocks end at a sentence end: a period after a word of three or more
 # characters (not after an initial like "A."), or a question or exclamation mark.
 _BLOCK_END = re.compile(r"(?:(?<=[^\W_]{3})\.|(?<=[)\]\"”]\.)|[?!])\s+(?=[A-Z0-9“\"'‘(])")
@@ -212,7 +218,8 @@ class TreeBuilder:
         return 0.85 * self.size <= placed.line.size <= 1.2 * self.size
 
     def _heading_style(self, line: Line) -> bool:
-        return line.size >= 0.97 * self.size and (line.bold >= 0.5 or line.size >= 1.08 * self.size)
+        # REVTeX sets its headings bold at 9 pt beside a 10 pt body
+        return (line.bold >= 0.5 and line.size >= 0.85 * self.size) or line.size >= 1.08 * self.size
 
     def heading(self, placed: Placed) -> _Heading | None:
         line = placed.line
@@ -230,6 +237,9 @@ class TreeBuilder:
             kind = ("section", "subsection", "subsubsection")[len(key) - 1]
             return _Heading(kind, num, num + match.group("dot"), match.group("title"), key)
         match = _APPENDIX.match(text)
+        roman = _ROMAN.match(text)
+        if match and roman and not match.group("word") and not self.numbering.letter_mode:
+            match = None  # "I. INTRODUCTION" opens a roman sequence, not appendix I
         if match and _looks_like_title(match.group("title")):
             num = match.group("num")
             parts = num.split(".")
@@ -240,7 +250,7 @@ class TreeBuilder:
             if match.group("word"):
                 self.numbering.appendix = True
             return heading
-        match = _ROMAN.match(text)
+        match = roman
         if match and _looks_like_title(match.group("title")):
             num = match.group("num")
             key = (_roman(num),)
@@ -315,7 +325,12 @@ class TreeBuilder:
         text = line.text.strip()
         if _BULLET.match(text):
             return True
-        short = previous.x1 < before.column_right - 1.5 * self.size
+        # a line is short against the paragraph it is in, so an indented block (an abstract
+        # set narrower than the page) is not cut at every sentence that ends a line
+        right = max([p.line.x1 for p in self.paragraph] + [line.x1])
+        if len(self.paragraph) < 2 and right < before.column_right - 1.5 * self.size:
+            right = max(right, line.x1) if line.x1 > previous.x1 else before.column_right
+        short = previous.x1 < right - 1.5 * self.size
         ended = short and bool(_SENTENCE_END.search(previous.text.strip()))
         indent = line.x0 - placed.column_left
         if (before.page, before.column) == (placed.page, placed.column):
@@ -484,12 +499,42 @@ class TreeBuilder:
 
     # -- the walk -------------------------------------------------------------------------
 
+    def _unheaded_bibliography(self, start: int) -> int | None:
+        """Where a bibliography without a heading begins (REVTeX prints none): the last run of
+        small lines numbered 1, 2, 3 … to the end of the paper, when no line is titled
+        References or the like."""
+        lines = self.lines[start:]
+        for placed in lines:
+            heading = self.heading(placed)
+            if heading is not None and heading.kind == "bibliography":
+                return None
+        for offset in range(len(lines) - 1, -1, -1):
+            placed = lines[offset]
+            match = _BIB_PLAIN.match(placed.line.text.strip())
+            if match is None or match.group("label") != "1" or self._is_body_size(placed):
+                continue
+            tail = lines[offset:]
+            if any(self._is_body_size(p) for p in tail):
+                return None
+            if len(_sequence_starts(tail, _BIB_PLAIN)) >= _MIN_UNHEADED_ENTRIES:
+                return start + offset
+            return None
+        return None
+
+    def _is_body_size(self, placed: Placed) -> bool:
+        return placed.line.size >= 0.95 * self.size
+
     def build(self, start: int) -> list[Block]:
         index = start
         before: Placed | None = None
+        bibliography = self._unheaded_bibliography(start)
         while index < len(self.lines):
             placed = self.lines[index]
             text = placed.line.text.strip()
+            if index == bibliography:
+                # a structural title like "Abstract": the paper printed none
+                self.abstract_done()
+                self._open(_Heading("bibliography", None, "", "References", ()))
             heading = self.heading(placed)
             if heading is not None and (not heading.key or self.numbering.follows(heading)):
                 index = self._heading_lines(index, heading)
@@ -580,8 +625,9 @@ def _split_entries(lines: list[list[Placed]], size: float) -> list[list[Placed]]
     flat = [group[0] for group in lines]
     if not flat:
         return []
-    bracket = sum(1 for p in flat if _BIB_BRACKET.match(p.line.text.strip()))
-    numbered = sum(1 for p in flat if _BIB_NUMBER.match(p.line.text.strip()))
+    bracket = _sequence_starts(flat, _BIB_BRACKET)
+    numbered = _sequence_starts(flat, _BIB_NUMBER)
+    plain = _sequence_starts(flat, _BIB_PLAIN)
     # author-year lists: an entry starts at the column's edge and its other lines hang
     # indented; where nothing hangs, entries are set apart by space
     edges: dict[tuple[int, int], float] = {}
@@ -595,13 +641,14 @@ def _split_entries(lines: list[list[Placed]], size: float) -> list[list[Placed]]
     }
     entries: list[list[Placed]] = []
     for position, placed in enumerate(flat):
-        text = placed.line.text.strip()
         key = (placed.page, placed.column)
         at_edge = placed.line.x0 - edges[key] < 0.5 * size
-        if bracket >= 2:
-            new = bool(_BIB_BRACKET.match(text))
-        elif numbered >= 2:
-            new = bool(_BIB_NUMBER.match(text))
+        if len(bracket) >= 2:
+            new = position in bracket
+        elif len(numbered) >= 2:
+            new = position in numbered
+        elif len(plain) >= _MIN_UNHEADED_ENTRIES:
+            new = position in plain
         elif key in hanging:
             new = at_edge
         else:
@@ -618,9 +665,29 @@ def _split_entries(lines: list[list[Placed]], size: float) -> list[list[Placed]]
     return entries
 
 
+def _sequence_starts(flat: list[Placed], label: re.Pattern[str]) -> set[int]:
+    """The lines that open an entry by their printed label. Numbers must run 1, 2, 3 …: a year
+    ("2011. Why not …") or an arXiv category ("[cs.CL]") that a wrapped entry puts at the start
+    of a line is not a label. Keys such as `[Smi20]` have no order; any of them opens an entry."""
+    starts: set[int] = set()
+    expected = 1
+    for position, placed in enumerate(flat):
+        match = label.match(placed.line.text.strip())
+        if match is None:
+            continue
+        printed = match.group("label")
+        if not printed.isdigit():
+            if not _CATEGORY.fullmatch(printed):
+                starts.add(position)
+        elif int(printed) == expected:
+            starts.add(position)
+            expected += 1
+    return starts
+
+
 def _reference(position: int, text: str) -> Reference:
     label = ""
-    match = _BIB_BRACKET.match(text) or _BIB_NUMBER.match(text)
+    match = _BIB_BRACKET.match(text) or _BIB_NUMBER.match(text) or _BIB_PLAIN.match(text)
     body = text
     if match:
         label = f"[{match.group('label')}]"
@@ -634,6 +701,11 @@ def _reference(position: int, text: str) -> Reference:
     block_texts = [inline(b) for b in blocks] or [EMPTY]
     reference = reference_of(f"bib.bib{position}", position, label, block_texts, [])
     full = inline(body)
+    title = reference.title
+    if title is not None and len(title.split()) < 2:
+        # a physics entry has no title: the block after the authors is a journal's
+        # abbreviation ("Phys." of "Phys. Rev. Lett."), not a title
+        title = None
     return Reference(
         reference.id,
         reference.number,
@@ -641,7 +713,7 @@ def _reference(position: int, text: str) -> Reference:
         full.text,
         full.markdown,
         reference.authors,
-        reference.title,
+        title,
         reference.year,
         reference.arxiv,
         reference.doi,
