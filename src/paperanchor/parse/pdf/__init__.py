@@ -19,8 +19,8 @@ from paperanchor.parse.pdf.structure import (
     abstract_start,
     title_and_authors,
 )
-from paperanchor.parse.pdf.text import Vocabulary
-from paperanchor.tree import Document, Inline
+from paperanchor.parse.pdf.text import Vocabulary, inline
+from paperanchor.tree import EMPTY, Document, Inline
 
 GENERATOR = "pdf (pypdfium2)"
 # An abstract printed without its heading is a block of front matter this long at least: the
@@ -74,13 +74,19 @@ def document_from_pages(pages: tuple[Page, ...], source_url: str = "") -> Docume
                 "abstract", "abstract", None, "", Inline("Abstract", "Abstract"), 1
             )
             front_end = body_start = unheaded
-    title, authors, _ = title_and_authors([p for p in lines[:front_end] if p.page == 1], size)
+    below = (
+        lines[front_end].line.y1 if front_end < len(lines) and lines[front_end].page == 1 else 0.0
+    )
+    first_page = pages[0].lines if pages else ()
+    title, authors, _ = title_and_authors(
+        [p for p in lines[:front_end] if p.page == 1], size, first_page, below
+    )
     blocks = builder.build(body_start)
     abstract = builder.abstract.build() if builder.abstract is not None else None
     if abstract is not None and not abstract.blocks:
         abstract = None
     if not title:
-        title = _largest_line(lines)
+        title = _largest_line(lines, builder)
     return Document(
         title=title,
         authors=authors,
@@ -141,10 +147,18 @@ def _unheaded_abstract(lines: list[Placed], end: int, size: float) -> int | None
     return best[1] if best is not None else None
 
 
-def _largest_line(lines: list[Placed]) -> Inline:
-    from paperanchor.parse.pdf.text import inline
-
-    first_page = [p for p in lines if p.page == 1 and len(p.line.text.strip()) > 3]
+def _largest_line(lines: list[Placed], builder: TreeBuilder) -> Inline:
+    """The first page's largest line as the title when none was found where titles sit;
+    empty when nothing is set larger than the body or the largest line is a heading (a page
+    cut from the middle of a paper has no title, and none is made up)."""
+    first_page = [
+        p
+        for p in lines
+        if p.page == 1 and len(p.line.text.strip()) > 3 and p.line.size >= 1.2 * builder.size
+    ]
     if not first_page:
-        return Inline("", "")
-    return inline(max(first_page, key=lambda p: p.line.size).line.text.strip())
+        return EMPTY
+    largest = max(first_page, key=lambda p: p.line.size)
+    if builder.heading(largest) is not None:
+        return EMPTY
+    return inline(largest.line.text.strip())

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import math
 import re
 import resource
 import sys
@@ -103,15 +104,16 @@ def _stamp(raw: Any, textpage: Any, text: str) -> tuple[str | None, range]:
 
 def _lines(raw: Any, textpage: Any, text: str, skip: range, fonts: _Fonts) -> list[list[Any]]:
     rect = raw.FS_RECTF()
+    matrix = raw.FS_MATRIX()
     out: list[list[Any]] = []
     chars: list[str] = []
     state: dict[str, float] = {}
     sizes: dict[float, int] = {}
-    bold = math = 0
+    bold = maths = 0
     space = False
 
     def flush(hyphen: bool) -> None:
-        nonlocal bold, math
+        nonlocal bold, maths
         if chars:
             size = max(sizes.items(), key=lambda item: item[1])[0]
             visible = max(1, sum(sizes.values()))
@@ -124,14 +126,14 @@ def _lines(raw: Any, textpage: Any, text: str, skip: range, fonts: _Fonts) -> li
                     round(state["y1"], 2),
                     size,
                     round(bold / visible, 2),
-                    round(math / visible, 2),
+                    round(maths / visible, 2),
                     hyphen,
                 ]
             )
         chars.clear()
         sizes.clear()
         state.clear()
-        bold = math = 0
+        bold = maths = 0
 
     for index, char in enumerate(text):
         if index in skip:
@@ -151,7 +153,12 @@ def _lines(raw: Any, textpage: Any, text: str, skip: range, fonts: _Fonts) -> li
             continue
         raw.FPDFText_GetLooseCharBox(textpage, index, rect)
         left, right, bottom, top = rect.left, rect.right, rect.bottom, rect.top
-        size = round(raw.FPDFText_GetFontSize(textpage, index), 1)
+        # the size as set on the page: the font size scaled by the text's matrix (a page a
+        # browser printed sets every glyph at size 1 and scales it; a figure included as a
+        # form draws 96 pt text at a tenth of that), vertically so that a squeezed font
+        # keeps its size
+        raw.FPDFText_GetMatrix(textpage, index, matrix)
+        size = round(raw.FPDFText_GetFontSize(textpage, index) * math.hypot(matrix.c, matrix.d), 1)
         middle = (bottom + top) / 2
         if state:
             off_line = middle < state["b0"] or middle > state["b1"]
@@ -178,7 +185,7 @@ def _lines(raw: Any, textpage: Any, text: str, skip: range, fonts: _Fonts) -> li
         sizes[size] = sizes.get(size, 0) + 1
         is_bold, is_math = fonts.flags(textpage, index)
         bold += is_bold
-        math += is_math
+        maths += is_math
     flush(False)
     return out
 

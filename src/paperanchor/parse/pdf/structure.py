@@ -75,6 +75,12 @@ _BULLET = re.compile(r"^(?:[•∙◦▪‣●○■□➢►✓–—*\x80-\x9f
 _SENTENCE_END = re.compile(r"[.!?:;)\"”]$")
 _BIB_BRACKET = re.compile(r"^\[(?P<label>[^\]\s]{1,16})\]\s*")
 _BIB_NUMBER = re.compile(r"^(?P<label>\d{1,4})\.\s+")
+# A table of contents: its title, and how its entries look without their dot leaders.
+_CONTENTS = re.compile(r"^(?:table\s+of\s+)?contents$", re.IGNORECASE)
+_CONTENTS_PAGES = 5
+_LEADERS = re.compile(r"(?:\s*\.){3,}")
+_ENTRY_NUMBER = re.compile(r"^((?:\d{1,2}|[A-Z])(?:\.\d{1,2}){0,3})\.?\s+\S")
+_PAGE_REF = re.compile(r"\S\s+\d{1,4}$")
 # REVTeX's entries: a raised number, then the authors
 _BIB_PLAIN = re.compile(r"^(?P<label>\d{1,4})\s+(?=[A-Z])")
 # A bibliography without a heading is taken only when this many entries number 1, 2, 3 …
@@ -86,13 +92,16 @@ _CATEGORY = re.compile(r"[a-z\-]{2,9}(?:\.[A-Za-z\-]{2,6})?")
 _BLOCK_END = re.compile(r"(?:(?<=[^\W_]{3})\.|(?<=[)\]\"”]\.)|[?!])\s+(?=[A-Z0-9“\"'‘(])")
 _YEAR_BLOCK = re.compile(r"^\(?\d{4}[a-z]?\)?\.?$")
 _NAME_WORD = re.compile(
-    r"^(?:[A-Z][\w'’\-]*\.?|[A-Z]\.(?:-?[A-Z]\.)*|de|van|von|der|den|da|di|du|le|la|y|dos|del)$"
+    r"^(?:[A-Z][\w'’\-]*\.?|[A-Z]\.(?:-?[A-Z]\.)*|\([A-Z][\w'’\-]*\)|"
+    r"de|van|von|der|den|da|di|du|le|la|y|dos|del)$"
 )
 _NOT_A_NAME = re.compile(
     r"[@{}\\/:|]|https?|universit|institut|department|school|college|laborator|\blab\b|"
     r"research|inc\b|corp|\bltd\b|academy|center|centre|faculty|hospital|group|google|"
     r"microsoft|meta\b|amazon|openai|deepmind|nvidia|\bibm\b|usa\b|china|germany|france|japan|"
-    r"email|equal contribution|corresponding",
+    r"email|equal contribution|corresponding|preprint|draft|submitted|under review|polytechn|"
+    r"politecnic|technolog|\bscience|foundation|company|\blabs?\b|\bai\b|agency|ministry|"
+    r"council|society|association|consortium|\bdept\b|\bschool\b|\bcampus\b|hochschule",
     re.IGNORECASE,
 )
 
@@ -524,6 +533,24 @@ class TreeBuilder:
     def _is_body_size(self, placed: Placed) -> bool:
         return placed.line.size >= 0.95 * self.size
 
+    def _contents_end(self, index: int) -> int:
+        """The index after a table of contents whose title line is at `index`: its entries
+        (numbered titles, dot leaders, page numbers) run until a number comes round again,
+        which is the body's first heading, or until a line that is none of those."""
+        seen: set[str] = set()
+        end = index + 1
+        while end < len(self.lines):
+            text = _LEADERS.sub("", self.lines[end].line.text.strip())
+            number = _ENTRY_NUMBER.match(text)
+            if number is not None and number.group(1) in seen:
+                break
+            if number is not None:
+                seen.add(number.group(1))
+            elif not (_PAGE_REF.search(text) or text.isdigit() or self.lines[end].line.bold > 0.5):
+                break
+            end += 1
+        return end
+
     def build(self, start: int) -> list[Block]:
         index = start
         before: Placed | None = None
@@ -531,6 +558,12 @@ class TreeBuilder:
         while index < len(self.lines):
             placed = self.lines[index]
             text = placed.line.text.strip()
+            if _CONTENTS.match(text) and placed.page <= _CONTENTS_PAGES:
+                # a table of contents repeats the headings with page numbers: not the body
+                self._flush()
+                index = self._contents_end(index)
+                before = None
+                continue
             if index == bibliography:
                 # a structural title like "Abstract": the paper printed none
                 self.abstract_done()
@@ -721,9 +754,17 @@ def _reference(position: int, text: str) -> Reference:
     )
 
 
-def title_and_authors(front: list[Placed], size: float) -> tuple[Inline, tuple[str, ...], int]:
-    """The title (the first run of lines set large) and the names among the lines after it
-    that are not larger than the title; and how many front lines the title took."""
+def title_and_authors(
+    front: list[Placed], size: float, pieces: tuple[Line, ...] = (), below: float = float("-inf")
+) -> tuple[Inline, tuple[str, ...], int]:
+    """The title (the first run of lines set large) and the authors' names; and how many
+    front lines the title took.
+
+    Names are read from the first page's pieces as PDFium set them (`pieces`, before rows
+    are joined: a grid of authors is one row per line of names) between the title and the
+    front matter's end (`below`, a y); without pieces, from the front lines after the title.
+    When some names are bold, only bold ones count: the affiliations under them are not.
+    """
     big = [i for i, p in enumerate(front) if p.line.size >= 1.2 * size and len(p.line.text) > 3]
     if not big:
         return EMPTY, (), 0
@@ -736,25 +777,44 @@ def title_and_authors(front: list[Placed], size: float) -> tuple[Inline, tuple[s
         title_lines.append(front[end].line)
         end += 1
     title = " ".join(line.text.strip() for line in title_lines)
-    authors: list[str] = []
-    for placed in front[end:]:
-        if placed.line.size >= title_lines[0].size or placed.line.size < 0.8 * size:
+    top = min(line.y0 for line in title_lines)
+    if pieces:
+        candidates = sorted(
+            (ln for ln in pieces if ln.y1 <= top + 1 and ln.y0 >= below - 1),
+            key=lambda ln: (-round(ln.y1), ln.x0),
+        )
+    else:
+        candidates = [placed.line for placed in front[end:]]
+    found: list[tuple[str, bool]] = []
+    for line in candidates:
+        if line.size >= title_lines[0].size or line.size < 0.8 * size:
             continue
-        for name in _names(placed.line.text):
-            if name not in authors:
-                authors.append(name)
-    return inline(title), tuple(authors), end
+        for name in _names(line.text):
+            if name not in (n for n, _ in found):
+                found.append((name, line.bold >= 0.5))
+    if any(bold for _, bold in found) and not all(bold for _, bold in found):
+        found = [(name, bold) for name, bold in found if bold]
+    return inline(title), tuple(name for name, _ in found), end
 
 
 def _names(text: str) -> list[str]:
+    """The names on one front-matter line, up to its first part that is not a name: in
+    "TAL AUGUST, University of Washington, USA" or "FutureHouse Inc., San Francisco, CA" what
+    follows an affiliation is its place."""
     names = []
     text = re.sub(r"\S+@\S+", " ", text)
-    for part in re.split(r"\s*(?:[,;&·]|\band\b|[\d∗*†‡§¶♯⋆★✉]+)\s*", text):
+    for part in re.split(r"\s*(?:[,;&·]|\band\b|[\d∗*†‡§¶♯⋆★✉♦♣♠♥◊♢♡♤♧‖]+)\s*", text):
         part = part.strip(" .")
         words = part.split()
-        if not 2 <= len(words) <= 5 or _NOT_A_NAME.search(part):
+        if not words:
             continue
-        if all(_NAME_WORD.match(word) for word in words) and words[-1][0].isupper():
+        if _NOT_A_NAME.search(part):
+            break
+        if (
+            2 <= len(words) <= 5
+            and all(_NAME_WORD.match(w) for w in words)
+            and words[-1][0].isupper()
+        ):
             names.append(" ".join(words))
     return names
 
