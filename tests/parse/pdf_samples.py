@@ -244,3 +244,115 @@ def text_bomb_pdf(characters: int = 5_000_000) -> bytes:
     line = b"(" + b"A" * 1000 + b") Tj 0 -1 Td\n"
     body = b"BT /F1 1 Tf 10 780 Td\n" + line * (characters // 1000) + b"ET"
     return pages_pdf([body], compress=True)
+
+
+def _body(top: float, rows: int, word: str) -> list[tuple[float, float, float, str]]:
+    """Lines of running text, full width, 12 pt apart from `top` down."""
+    return [
+        (
+            72.0,
+            top - 12.0 * row,
+            10.0,
+            f"Running text line {row + 1} about the {word} we discuss here.",
+        )
+        for row in range(rows)
+    ]
+
+
+def _rule(x: float, y: float, width: float) -> bytes:
+    return b"%.1f %.1f %.1f 0.6 re f" % (x, y, width)
+
+
+def table_pdf() -> bytes:
+    """A paragraph, a booktabs-like table (caption, three rules, cells), a paragraph."""
+    lines = _body(720.0, 4, "method")
+    lines.append((72.0, 650.0, 9.0, "Table 1: Scores of the two methods on the test set."))
+    cells = [(640.0, "Method", "Recall", "Precision"), (624.0, "Ours", "0.91", "0.88")]
+    cells.append((612.0, "Baseline", "0.75", "0.70"))
+    for y, *row in cells:
+        for x, cell in zip((80.0, 250.0, 420.0), row, strict=True):
+            lines.append((x, y, 9.0, cell))
+    lines.extend(_body(570.0, 3, "results"))
+    rules = b"\n".join(_rule(72.0, y, 468.0) for y in (646.0, 634.0, 606.0))
+    return pages_pdf([text_content(lines) + b"\n" + rules])
+
+
+def figure_pdf() -> bytes:
+    """A paragraph, a figure drawn in a form XObject with its axis labels, its caption below."""
+    lines = _body(720.0, 4, "curve")
+    lines.append((150.0, 470.0, 9.0, "Figure 1: Loss of the model over the epochs."))
+    lines.extend(_body(440.0, 3, "loss"))
+    labels = text_content([(160.0, 500.0, 8.0, "Epoch"), (120.0, 600.0, 8.0, "0.5 1.0 Loss")])
+    form = stream(
+        b"0 0 0 RG 1 w 150 510 m 450 510 l S 150 510 m 150 650 l S 150 650 m 450 520 l S\n"
+        + labels,
+        b" /Type /XObject /Subtype /Form /BBox [100 490 460 660] "
+        b"/Resources << /Font << /F1 3 0 R >> >>",
+    )
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        _FONT,
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 3 0 R >> /XObject << /Fm1 6 0 R >> >> /Contents 5 0 R >>",
+        stream(text_content(lines) + b"\n/Fm1 Do"),
+        form,
+    ]
+    return assemble(objects)
+
+
+def framed_prose_pdf() -> bytes:
+    """A framed box of prose (a prompt set in a figure) above its caption: the prose stays."""
+    lines = _body(720.0, 2, "setup")
+    prose = [
+        (
+            90.0,
+            660.0 - 12.0 * row,
+            9.0,
+            f"You are a careful assistant: read the paper and answer {row}.",
+        )
+        for row in range(4)
+    ]
+    lines.extend(prose)
+    lines.append((150.0, 590.0, 9.0, "Figure 2: The prompt given to the model."))
+    frame = b"0.5 w 80 605 450 70 re S 81 606 448 68 re S 82 607 446 66 re S"
+    frame += b" 83 608 444 64 re S 84 609 442 62 re S"
+    return pages_pdf([text_content(lines) + b"\n" + frame])
+
+
+def ruled_text_pdf() -> bytes:
+    """Running text between two rules of one width and no caption: it is not a table."""
+    lines = _body(700.0, 6, "framing")
+    rules = _rule(72.0, 715.0, 468.0) + b"\n" + _rule(72.0, 625.0, 468.0)
+    return pages_pdf([text_content(lines) + b"\n" + rules])
+
+
+def many_paths_pdf(paths: int = 100_000, pages: int = 1) -> bytes:
+    """Pages of a dense plot: `paths` touching little squares each, and one line of text."""
+    squares = b"\n".join(
+        b"%.1f %.1f 1.2 1.2 re f" % (72 + (i % 400) * 1.1, 100 + (i // 400) * 1.1)
+        for i in range(paths)
+    )
+    contents = [
+        text_content([(72.0, 740.0, 10.0, f"A page of points, the {_word(page)} one.")])
+        + b"\n"
+        + squares
+        for page in range(pages)
+    ]
+    return pages_pdf(contents, compress=True)
+
+
+def hostile_text_pdf() -> bytes:
+    """A paper whose text layer holds Markdown and HTML: it must come out as text."""
+    lines = [
+        (150.0, 720.0, 18.0, "A Paper <script>alert(1)</script>"),
+        (250.0, 695.0, 11.0, "Ann Author"),
+        (72.0, 660.0, 12.0, "1 Introduction"),
+        (72.0, 640.0, 10.0, "Click [x](javascript:alert(1)) or <img src=x onerror=alert(1)>."),
+        (72.0, 628.0, 10.0, "Some **bold** and `code` and a ![pic](http://evil/x.png) here."),
+        (72.0, 600.0, 10.0, "# not a heading"),
+        (200.0, 570.0, 10.0, "<b>x</b> = [y](javascript:alert(2))"),
+        (515.0, 570.0, 10.0, "(1)"),
+        (72.0, 540.0, 10.0, "where <x> is [z]: a word of the text after the display."),
+    ]
+    return pages_pdf([text_content(lines)])

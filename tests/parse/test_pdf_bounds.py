@@ -75,3 +75,28 @@ def test_a_pdf_with_500_pages_reads_every_page() -> None:
 
     markdown = join(document_chunks(parse_pdf(samples.paper_pdf(500))))
     assert all(f"Page {n} line 1 of " in markdown for n in (1, 250, 500))
+
+
+_LINE = ["text", 72, 700, 300, 710, 10, 0, 0, False]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"pages": "many"},
+        {"pages": [{"lines": "x"}]},
+        {"pages": [{"lines": [["text", 1, 2, 3]]}]},
+        {"pages": [{"lines": [["text", float("nan"), 2, 3, 4, 10, 0, 0, False]]}]},
+        {"pages": [{"lines": [["text", True, 2, 3, 4, 10, 0, 0, False]]}]},
+        {"pages": [{"lines": [_LINE], "graphics": "boxes"}]},
+        {"pages": [{"lines": [_LINE], "graphics": [["x", 1, 2, 3, 4]]}]},
+        {"pages": [{"lines": [_LINE], "graphics": [["i", 1, 2, 3, float("inf")]]}]},
+    ],
+    ids=["pages", "lines", "short line", "nan", "bool", "graphics", "kind", "inf"],
+)
+def test_an_answer_the_reader_could_not_have_written_is_refused(answer: dict[str, object]) -> None:
+    # a child process that a hostile PDF took over could write anything on its stdout
+    from paperanchor.parse.pdf.extract import _pages
+
+    with pytest.raises(ValueError):
+        _pages(answer)

@@ -13,6 +13,7 @@ from dataclasses import replace
 from paperanchor.errors import NotFound, ParseError
 from paperanchor.parse.pdf.extract import MAX_CHARS, MAX_PAGES, Page, extract_pages
 from paperanchor.parse.pdf.layout import Placed, body_size, drop_furniture, reading_order
+from paperanchor.parse.pdf.regions import drop_float_contents
 from paperanchor.parse.pdf.structure import (
     TreeBuilder,
     _Builder,
@@ -49,6 +50,7 @@ def document_from_pages(pages: tuple[Page, ...], source_url: str = "") -> Docume
     stamp = next((page.stamp for page in pages if page.stamp), None)
     pages = drop_furniture(pages)
     size = body_size(pages)
+    pages = drop_float_contents(pages, size)
     lines = reading_order(pages, size)
     vocabulary = Vocabulary(placed.line for placed in lines)
     builder = TreeBuilder(lines, size, vocabulary)
@@ -112,7 +114,8 @@ def _front_end(lines: list[Placed], builder: TreeBuilder) -> tuple[int, bool]:
     title_seen = False
     for index, placed in enumerate(lines):
         if placed.page > 1:
-            return index, False
+            # no title on the first page: it is all body (a cut from a paper), none is lost
+            return (index if title_seen else 0), False
         width = placed.column_right - placed.column_left
         if placed.line.size >= 1.2 * builder.size:
             title_seen = True

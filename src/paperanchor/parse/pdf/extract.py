@@ -58,12 +58,25 @@ class Line:
 
 
 @dataclass(frozen=True, slots=True)
+class Graphic:
+    """The box of a picture or a rule on a page: `kind` "i" image, "f" form (an included
+    figure), "p" path, "s" shading."""
+
+    kind: str
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+@dataclass(frozen=True, slots=True)
 class Page:
     number: int
     width: float
     height: float
     stamp: str | None
     lines: tuple[Line, ...]
+    graphics: tuple[Graphic, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +218,13 @@ def _line(item: object) -> Line:
     return Line(item[0], x0, y0, x1, y1, size, bold, math_share, item[8] is True)
 
 
+def _graphic(item: object) -> Graphic:
+    if not isinstance(item, list) or len(item) != 5 or item[0] not in ("i", "f", "p", "s"):
+        raise ValueError(item)
+    x0, y0, x1, y1 = (_number(v) for v in item[1:])
+    return Graphic(item[0], x0, y0, x1, y1)
+
+
 def _pages(answer: dict[str, object]) -> tuple[Page, ...]:
     raw_pages = answer.get("pages")
     if not isinstance(raw_pages, list):
@@ -214,6 +234,9 @@ def _pages(answer: dict[str, object]) -> tuple[Page, ...]:
         if not isinstance(raw, dict) or not isinstance(raw.get("lines"), list):
             raise ValueError("page")
         stamp = raw.get("stamp")
+        graphics = raw.get("graphics", [])
+        if not isinstance(graphics, list):
+            raise ValueError("graphics")
         pages.append(
             Page(
                 number,
@@ -221,6 +244,7 @@ def _pages(answer: dict[str, object]) -> tuple[Page, ...]:
                 _number(raw.get("height", 0)),
                 stamp if isinstance(stamp, str) else None,
                 tuple(_line(item) for item in raw["lines"]),
+                tuple(_graphic(item) for item in graphics),
             )
         )
     return tuple(pages)

@@ -204,6 +204,20 @@ def _join_row(row: list[Line]) -> Line:
     )
 
 
+def _short_last_lines(spanning: list[Line], lines: tuple[Line, ...], size: float) -> list[Line]:
+    """The short last line of a paragraph set across both columns (a wide caption's), which
+    alone would sit in the left column: straight under a spanning line, at its left edge,
+    in its size."""
+    found = []
+    for wide in spanning:
+        for line in lines:
+            below = 0 <= wide.y0 - line.y1 < 0.75 * size
+            aligned = abs(line.x0 - wide.x0) <= 1 and abs(line.size - wide.size) <= 0.3
+            if below and aligned and line not in spanning and line not in found:
+                found.append(line)
+    return found
+
+
 def _gaps(lines: list[Line], least: float) -> list[tuple[float, float]]:
     """The blank vertical intervals of at least `least` points between a column's lines."""
     ordered = sorted(lines, key=lambda ln: -ln.y1)
@@ -249,6 +263,7 @@ def reading_order(pages: tuple[Page, ...], size: float) -> list[Placed]:
         # formula or a verbatim line running into the gutter
         reach = right_start + 0.25 * max(left_end - min(ln.x0 for ln in page.lines), size)
         spanning = [ln for ln in page.lines if ln.x0 < left_end - size and ln.x1 > reach]
+        spanning += _short_last_lines(spanning, page.lines, size)
         columns = [ln for ln in page.lines if ln not in spanning]
         left_lines = [ln for ln in columns if (ln.x0 + ln.x1) / 2 < (left_end + right_start) / 2]
         right_lines = [ln for ln in columns if ln not in left_lines]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from paperanchor.parse.bibliography import reference_of
 from paperanchor.parse.pdf.extract import Line
 from paperanchor.parse.pdf.layout import Placed
+from paperanchor.parse.pdf.regions import CAPTION as _CAPTION
 from paperanchor.parse.pdf.text import Vocabulary, inline, join_lines
 from paperanchor.tree import (
     EMPTY,
@@ -65,10 +66,6 @@ _FRONT_BLOCK = re.compile(
 )
 _KEYWORDS = re.compile(r"^(?:keywords|key\s*words|index\s+terms)\s*[:.—–\-]?\s*", re.I)
 _ABSTRACT = re.compile(r"^abstract\b\s*[:.—–\-]?\s*", re.I)
-_CAPTION = re.compile(
-    r"^(?P<kind>Figure|Fig\.|FIGURE|FIG\.|Table|TABLE|Tab\.)\s*"
-    r"(?P<num>\d{1,3}|[A-Z]\.?\d{1,3}|[IVX]{1,5})\s*(?P<sep>[:.|]|$)\s*(?P<rest>.*)$"
-)
 _EQ_NUMBER = re.compile(r"\s*\((?P<num>\d{1,3}[a-z]?)\)$")
 # \x80-\x9f: a bullet from a TeX symbol font without a Unicode map arrives as a C1 control
 _BULLET = re.compile(r"^(?:[•∙◦▪‣●○■□➢►✓–—*\x80-\x9f]|\(?\d{1,2}[.)]|\([a-z]{1,3}\)|[a-z]\))\s")
