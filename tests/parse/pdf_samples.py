@@ -356,3 +356,54 @@ def hostile_text_pdf() -> bytes:
         (72.0, 540.0, 10.0, "where <x> is [z]: a word of the text after the display."),
     ]
     return pages_pdf([text_content(lines)])
+
+
+def numbered_head_pdf() -> bytes:
+    """One page cut from a paper: its running head with the page number, then body text."""
+    lines = [(150.0, 740.0, 8.0, "A Running Title for the Paper"), (460.0, 740.0, 8.0, "9")]
+    lines.extend(_body(700.0, 4, "cut"))
+    return pages_pdf([text_content(lines)])
+
+
+def look_alike_first_lines_pdf() -> bytes:
+    """Two pages that open with body lines alike but for a digit: text, not running heads."""
+    pages = []
+    for page in range(2):
+        first = (72.0, 740.0, 10.0, f"Step {page + 1} of the method runs here and goes on.")
+        body = [(x, y - 20.0, size, text) for x, y, size, text in _body(748.0, 5, _word(page))]
+        pages.append(text_content([first, *body]))
+    return pages_pdf(pages)
+
+
+def contents_pdf() -> bytes:
+    """A table of contents with dot leaders and page numbers, then the sections it lists."""
+    first = [
+        (150.0, 720.0, 18.0, "A Paper That Lists Its Parts"),
+        (72.0, 680.0, 12.0, "Contents"),
+        (72.0, 660.0, 10.0, "1 Introduction . . . . . . . . . . . . . 2"),
+        (72.0, 646.0, 10.0, "2 Method . . . . . . . . . . . . . . . . 2"),
+        (72.0, 632.0, 10.0, "References 3"),
+    ]
+    second = [(72.0, 720.0, 12.0, "1 Introduction")]
+    second.extend(_body(700.0, 3, "motivation"))
+    second.append((72.0, 640.0, 12.0, "2 Method"))
+    second.extend(_body(620.0, 3, "procedure"))
+    return pages_pdf([text_content(first), text_content(second)])
+
+
+def wrapped_bibliography_pdf() -> bytes:
+    """Entries whose wrapped lines start with a year or an arXiv category: not new entries."""
+    lines = [(72.0, 720.0, 12.0, "1 Introduction")]
+    lines.extend(_body(700.0, 2, "related work"))
+    lines.append((72.0, 650.0, 12.0, "References"))
+    entries = [
+        ("[1] Ann Author and Bob Writer. A first title of a paper. arXiv:2305.12345",),
+        ("[cs.CL], 2023.",),
+        ("[2] Karl Kingsley and Tanis Stewart. Why not just google it? An",),
+        ("2011. assessment of literacy skills. BMC medical education, 11:1-8.",),
+        ("[3] Carl Coder. A third paper on reading. In Proceedings of Things, 2021.",),
+    ]
+    for row, (text,) in enumerate(entries):
+        indent = 72.0 if text.startswith("[") else 90.0
+        lines.append((indent, 630.0 - 12.0 * row, 9.0, text))
+    return pages_pdf([text_content(lines)])

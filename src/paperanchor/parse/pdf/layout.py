@@ -21,6 +21,12 @@ _PAGE_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _DIGITS = re.compile(r"\d+")
+_HEAD_NUMBER = re.compile(r"(?:^\d{1,4}\s+\S|\S\s+\d{1,4}$)")
+# Blank space, in the line's sizes, between a running head or foot and the text block: the
+# corpus's heads stand 1.2-2.5 sizes off, lines of running text overlap (loose boxes).
+_APART = 0.8
+# A page's own running head sits in its top fifth: LNCS on letter paper sets it 13% down.
+_HEAD_ZONE = 0.2
 _SPACE = re.compile(r"\s+")
 # How far into the page's height, from the top and from the bottom, a running head or foot may
 # sit: ACM heads sit 8% from the top edge, page numbers 4-6% from the bottom.
@@ -114,14 +120,19 @@ def drop_furniture(pages: tuple[Page, ...]) -> tuple[Page, ...]:
         drop = {
             id(line)
             for line in lines
-            if _PAGE_NUMBER.match(line.text.strip()) or seen[_edge_key(line.text)] >= 2
+            if _PAGE_NUMBER.match(line.text.strip())
+            or (seen[_edge_key(line.text)] >= 2 and _set_apart(line, page))
         }
         ordered = sorted(page.lines, key=lambda line: -line.y1)
-        for line in (ordered[:1] + ordered[-1:]) if ordered else []:
+        top = [ln for ln in ordered if ordered and abs(ln.y1 - ordered[0].y1) <= 1]
+        bottom = [ln for ln in ordered if ordered and abs(ln.y0 - ordered[-1].y0) <= 1]
+        for line in top + bottom:
             # a bare number above or below everything else is the page number, wherever the
             # class puts it (article sets it 12% up a letter page)
             if _PAGE_NUMBER.match(line.text.strip()):
                 drop.add(id(line))
+        if top and _numbered_head(top, page):
+            drop.update(id(line) for line in top)
         kept = tuple(
             replace(line, text=accented(line.text.translate(_LIGATURES)))
             for line in page.lines
@@ -129,6 +140,31 @@ def drop_furniture(pages: tuple[Page, ...]) -> tuple[Page, ...]:
         )
         out.append(replace(page, lines=kept))
     return tuple(out)
+
+
+def _set_apart(line: Line, page: Page) -> bool:
+    """Whether blank space at least most of the line's size separates it from the text
+    below (a head) or above (a foot): running heads stand apart from the text block, so a
+    body line that happens to open two pages alike is not one."""
+    top = line.y0 > page.height / 2
+    gaps = [
+        (line.y0 - other.y1) if top else (other.y0 - line.y1)
+        for other in page.lines
+        if other is not line and ((other.y1 <= line.y0 + 1) if top else (other.y0 >= line.y1 - 1))
+    ]
+    return not gaps or min(gaps) >= _APART * line.size
+
+
+def _numbered_head(row: list[Line], page: Page) -> bool:
+    """A running head with its page number ("Optimized Table Tokenization … 9"), known on a
+    page of its own (a one-page cut) by its place and its print: the topmost row, set apart,
+    smaller than the page's text, a number at one end."""
+    text_size = body_size((page,))
+    smaller = all(line.size < text_size for line in row)
+    high = all(line.y0 > (1 - _HEAD_ZONE) * page.height for line in row)
+    text = " ".join(line.text.strip() for line in sorted(row, key=lambda line: line.x0))
+    numbered = bool(_HEAD_NUMBER.search(text))
+    return high and smaller and numbered and all(_set_apart(line, page) for line in row)
 
 
 def _columns(page: Page, size: float) -> tuple[float, float] | None:
