@@ -13,6 +13,13 @@
 # name, so running it twice gives byte-identical files (tests/test_fixture_pdfs.py checks).
 # `full` has one deliberately undefined macro (its LaTeXML error): that is the only error
 # pdflatex may report; any other fails the build.
+#
+# Needs pdflatex with Debian's texlive-latex-base and texlive-latex-recommended (booktabs,
+# subcaption), nothing from texlive-latex-extra: `full` uses \multirow, and a stand-in
+# multirow.sty written into each build folder (found before TeX Live's) sets the cell's text
+# in its first row instead of centring it over the rows. The PDF parser reads no cells, and
+# the source stays the one LaTeXML converts. The committed PDFs were made with pdfTeX
+# 3.141592653-2.6-1.40.24 (TeX Live 2022/Debian); another TeX Live gives other bytes.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,7 +29,7 @@ export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-1767225600}"
 export FORCE_SOURCE_DATE=1
 
 die() { echo "build-fixture-pdfs: error: $*" >&2; exit 1; }
-command -v pdflatex >/dev/null 2>&1 || die "pdflatex was not found (apt-get install texlive-latex-recommended texlive-latex-extra)"
+command -v pdflatex >/dev/null 2>&1 || die "pdflatex was not found (apt-get install texlive-latex-base texlive-latex-recommended)"
 
 mkdir -p "$OUT"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/build-fixture-pdfs.XXXXXX")"
@@ -32,6 +39,11 @@ build() {  # build <output name> <fixture> <preamble prepended to main.tex>
   local name="$1" fixture="$2" preamble="$3" dir="$WORK/$1"
   mkdir -p "$dir"
   cp -R "$SRC/$fixture/." "$dir/"
+  cat >"$dir/multirow.sty" <<'STY'
+\NeedsTeXFormat{LaTeX2e}
+\ProvidesPackage{multirow}[2026/01/01 fixture stand-in: the text in the first row]
+\newcommand{\multirow}[3]{#3}
+STY
   for pass in 1 2; do  # the second pass resolves \ref and \cite
     set +e
     (cd "$dir" && pdflatex -interaction=nonstopmode -halt-on-error=0 -jobname=paper \
