@@ -147,6 +147,8 @@ PAPERS = [
         "body",
     ),
 ]
+# papers that cite by superscript numbers: no bracket in the text to link an entry from
+SUPERSCRIPTS = {"1111.2011v2.pdf", "2407.01603v3.pdf"}
 _IDS = [p.file.removeprefix("excerpts/").removesuffix(".pdf") for p in PAPERS]
 
 
@@ -231,3 +233,8 @@ def test_a_pdfs_bibliography_is_split_into_numbered_entries(expected: Expected) 
     assert first["id"] == "bib.bib1" and first["text"] == entries[0]["text"]
     with_title = [e for e in entries if e["title"]]
     assert len(with_title) >= 0.6 * len(entries) or expected.file.startswith("1111")
+    labels = {r.label for r in paper.document.references}
+    if all(label.startswith("[") for label in labels) and expected.file not in SUPERSCRIPTS:
+        # bracketed numbers in the text link paragraphs to their entries
+        cited = [service.references(paper, e["id"])["citedIn"] for e in entries]
+        assert sum(1 for anchors in cited if anchors) >= 0.5 * len(entries)

@@ -393,9 +393,12 @@ def contents_pdf() -> bytes:
 
 def wrapped_bibliography_pdf() -> bytes:
     """Entries whose wrapped lines start with a year or an arXiv category: not new entries."""
-    lines = [(72.0, 720.0, 12.0, "1 Introduction")]
-    lines.extend(_body(700.0, 2, "related work"))
-    lines.append((72.0, 650.0, 12.0, "References"))
+    lines = [
+        (72.0, 720.0, 12.0, "1 Introduction"),
+        (72.0, 700.0, 10.0, "As shown in [1, 3] and in [2-3], reading works."),
+        (72.0, 676.0, 10.0, "A range as wide as [1-9999] names what exists."),
+        (72.0, 650.0, 12.0, "References"),
+    ]
     entries = [
         ("[1] Ann Author and Bob Writer. A first title of a paper. arXiv:2305.12345",),
         ("[cs.CL], 2023.",),

@@ -18,10 +18,11 @@ from paperanchor.parse.pdf.structure import (
     TreeBuilder,
     _Builder,
     abstract_start,
+    link_citations,
     title_and_authors,
 )
 from paperanchor.parse.pdf.text import Vocabulary, inline
-from paperanchor.tree import EMPTY, Document, Inline
+from paperanchor.tree import EMPTY, Bibliography, Document, Inline, Section, walk
 
 GENERATOR = "pdf (pypdfium2)"
 # An abstract printed without its heading is a block of front matter this long at least: the
@@ -87,6 +88,13 @@ def document_from_pages(pages: tuple[Page, ...], source_url: str = "") -> Docume
     abstract = builder.abstract.build() if builder.abstract is not None else None
     if abstract is not None and not abstract.blocks:
         abstract = None
+    references = tuple(
+        r for v in walk(blocks) if isinstance(v.node, Bibliography) for r in v.node.references
+    )
+    blocks = list(link_citations(tuple(blocks), references))
+    if abstract is not None:
+        (linked,) = link_citations((abstract,), references)
+        abstract = linked if isinstance(linked, Section) else abstract
     if not title:
         title = _largest_line(lines, builder)
     return Document(

@@ -78,6 +78,12 @@ _CONTENTS_PAGES = 5
 _LEADERS = re.compile(r"(?:\s*\.){3,}")
 _ENTRY_NUMBER = re.compile(r"^((?:\d{1,2}|[A-Z])(?:\.\d{1,2}){0,3})\.?\s+\S")
 _PAGE_REF = re.compile(r"\S\s+\d{1,4}$")
+# A bracketed citation of numbered entries: [12], [3, 7], [25–29]; a range is expanded up to
+# this many entries (a hostile [1–999999999] costs no more).
+_CITATION = re.compile(
+    r"\[(\d{1,4}(?:\s*[–-]\s*\d{1,4})?(?:\s*,\s*\d{1,4}(?:\s*[–-]\s*\d{1,4})?)*)\]"
+)
+_CITED_RANGE = 100
 # REVTeX's entries: a raised number, then the authors
 _BIB_PLAIN = re.compile(r"^(?P<label>\d{1,4})\s+(?=[A-Z])")
 # A bibliography without a heading is taken only when this many entries number 1, 2, 3 …
@@ -829,3 +835,36 @@ def abstract_start(lines: list[Placed], size: float) -> tuple[int, str] | None:
         ):
             return index, text[match.end() :]
     return None
+
+
+def link_citations(
+    blocks: tuple[Block, ...], references: tuple[Reference, ...]
+) -> tuple[Block, ...]:
+    """The blocks with each text run's bracketed citations (`[12]`, `[3, 7]`, `[25–29]`)
+    pointing at the entries that print those numbers, so `references(id)` can say where an
+    entry is cited. Only a bibliography with bracketed or numbered labels is linked: an
+    author–year or superscript style gives no number to match."""
+    by_number = {r.number: r.id for r in references if r.label}
+    if not by_number:
+        return blocks
+
+    def cites(text: str) -> tuple[str, ...]:
+        found: dict[str, None] = {}
+        for match in _CITATION.finditer(text):
+            for part in match.group(1).split(","):
+                low, _, high = part.strip().replace("–", "-").partition("-")
+                last = min(int(high), int(low) + _CITED_RANGE) if high else int(low)
+                for number in range(int(low), last + 1):
+                    if str(number) in by_number:
+                        found[by_number[str(number)]] = None
+        return tuple(found)
+
+    def walk(block: Block) -> Block:
+        if isinstance(block, Text):
+            linked = cites(block.content.text)
+            return replace(block, cites=linked) if linked else block
+        if isinstance(block, Paragraph | Section):
+            return replace(block, blocks=tuple(walk(b) for b in block.blocks))
+        return block
+
+    return tuple(walk(block) for block in blocks)
