@@ -94,7 +94,7 @@ PAPERS = [
         [*_ARTICLE[:8], "Sx1", "bib"],
         (65, 65),
         "CiteSee",
-        "S4.SS2",
+        "S4.SS3",  # "4.3 [D1] Discover …": a heading that opens with a bracket
     ),
     Expected(
         "2304.02623v1.pdf",

@@ -112,8 +112,29 @@ def float_regions(page: Page, size: float, budget: _Budget | None = None) -> lis
         and (g.x1 - g.x0) * (g.y1 - g.y0) < _BACKGROUND * area
     ]
     candidates.extend(_drawings([g for g in page.graphics if g.kind == "p"], area, budget))
+    candidates = [_above_caption(_on_page(r, page), page.lines) for r in candidates]
     candidates.extend(_tables(page, size))
-    return [r for r in candidates if not _holds_prose(r, page.lines, size)]
+    return [r for r in candidates if r.y1 > r.y0 and not _holds_prose(r, page.lines, size)]
+
+
+def _on_page(region: Region, page: Page) -> Region:
+    """The region cut to the page: an included figure's box may reach past it."""
+    return replace(
+        region,
+        x0=max(region.x0, 0.0),
+        y0=max(region.y0, 0.0),
+        x1=min(region.x1, page.width),
+        y1=min(region.y1, page.height),
+    )
+
+
+def _above_caption(region: Region, lines: tuple[Line, ...]) -> Region:
+    """A picture's region ends where a caption inside its box begins: a figure's box (its
+    viewport, not what it draws) can run down over its own caption."""
+    for line in lines:
+        if CAPTION.match(line.text.strip()) and region.holds(line):
+            region = replace(region, y0=max(region.y0, line.y1))
+    return region
 
 
 def _holds_prose(region: Region, lines: tuple[Line, ...], size: float) -> bool:

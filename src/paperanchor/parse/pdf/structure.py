@@ -148,9 +148,12 @@ def _roman(text: str) -> int:
 
 def _looks_like_title(title: str) -> bool:
     words = title.split()
+    # "[D1] Discover Relevant Citations", "“Why” questions": what opens the title may be a
+    # bracket or a quote before its first letter
+    first = title.lstrip("[(“\"'‘")[:1]
     return (
         bool(words)
-        and (title[0].isupper() or title[0].isdigit())
+        and (first.isupper() or first.isdigit())
         and len(words) <= 16
         and not title.endswith((",", ";"))
         and any(sum(ch.isalpha() for ch in word) >= 3 for word in words)
