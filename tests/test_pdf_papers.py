@@ -17,6 +17,7 @@ import pytest
 
 from paperanchor import service
 from paperanchor.parse.pdf import parse_pdf
+from paperanchor.render.text import plain_text
 from tests.conftest import CORPUS
 
 PDFS = CORPUS / "pdf"
@@ -238,3 +239,12 @@ def test_a_pdfs_bibliography_is_split_into_numbered_entries(expected: Expected) 
         # bracketed numbers in the text link paragraphs to their entries
         cited = [service.references(paper, e["id"])["citedIn"] for e in entries]
         assert sum(1 for anchors in cited if anchors) >= 0.5 * len(entries)
+
+
+def test_acm_front_matter_keeps_its_keywords_out_of_the_abstract() -> None:
+    document = _paper("2203.00130v1.pdf").document
+    assert document.keywords is not None
+    assert document.keywords.startswith("augmented reading; plain language summaries")
+    assert document.abstract is not None
+    text = plain_text(document.abstract)
+    assert "CCS Concepts" not in text and "Key Words" not in text

@@ -62,9 +62,16 @@ _UNNUMBERED = {
 }
 # Front-matter blocks that end the abstract and are not the paper's body.
 _FRONT_BLOCK = re.compile(
-    r"^(?:keywords|key\s*words|index\s+terms|ccs\s+concepts|acm\s+reference\s+format)\b", re.I
+    r"^(?:keywords|key\s*words|index\s+terms|ccs\s+concepts|acm\s+reference\s+format|"
+    r"additional\s+key\s+words)\b",
+    re.I,
 )
-_KEYWORDS = re.compile(r"^(?:keywords|key\s*words|index\s+terms)\s*[:.—–\-]?\s*", re.I)
+# ACM's "Additional Key Words and Phrases:" is its keywords line
+_KEYWORDS = re.compile(
+    r"^(?:keywords|key\s*words|index\s+terms|additional\s+key\s+words(?:\s+and\s+phrases)?)"
+    r"\s*[:.—–\-]?\s*",
+    re.I,
+)
 _ABSTRACT = re.compile(r"^abstract\b\s*[:.—–\-]?\s*", re.I)
 _EQ_NUMBER = re.compile(r"\s*\((?P<num>\d{1,3}[a-z]?)\)$")
 # \x80-\x9f: a bullet from a TeX symbol font without a Unicode map arrives as a C1 control
