@@ -132,13 +132,14 @@ def peaks() -> dict[str, object]:
 
 def main() -> int:
     for row in run():
-        wall, pages = row["wall"], row["pages"]
+        wall, pages, ratio, cpu_ratio = row["wall"], row["pages"], row["ratio"], row["cpu_ratio"]
         assert isinstance(wall, dict) and isinstance(pages, int)
+        assert isinstance(ratio, Spread) and isinstance(cpu_ratio, Spread)
         per_page = wall["parse"].median / max(1, pages) * 1000
         print(
-            f"{row['pdf']:<34} {pages:>3} pages  parse {wall['parse'].show()} s "
+            f"{row['pdf']:<30} {pages:>3} pages  parse {wall['parse'].show()} s "
             f"({per_page:.0f} ms/page)  pypdf {wall['pypdf'].show()} s  "
-            f"ratio {row['ratio']}  CPU ratio {row['cpu_ratio']}"
+            f"ratio {ratio.show()}  CPU ratio {cpu_ratio.show()}"
         )
     print(peaks())
     return 0
