@@ -24,7 +24,7 @@ from paperanchor.parse.sections import count_section_errors, section_kind
 from paperanchor.tree import Block, Document, Inline, Section
 
 # Bump when the tree or its rendering changes: cached papers of another version are rebuilt.
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"  # 2: Equation.latex may be None, with the text beside it (a PDF)
 
 _FRONT = frozenset(
     {
