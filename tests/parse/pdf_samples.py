@@ -410,3 +410,30 @@ def wrapped_bibliography_pdf() -> bytes:
         indent = 72.0 if text.startswith("[") else 90.0
         lines.append((indent, 630.0 - 12.0 * row, 9.0, text))
     return pages_pdf([text_content(lines)])
+
+
+def dense_columns_pdf(pages: int = 200, rows: int = 120) -> bytes:
+    """Pages packed with short lines in two columns, a line across both every few rows and
+    every line a paragraph of its own: what the layout's band and row logic must stay linear
+    on (every figure grows with lines per page, not with their square)."""
+    contents = []
+    for page in range(pages):
+        lines = []
+        for row in range(rows):
+            y = 780.0 - row * 6.0
+            if row % 7 == 0:
+                lines.append((40.0, y, 5.0, f"across {page} {row} " + "w" * 120))
+            else:
+                lines.append((40.0, y, 5.0, f"left {row} of {_word(page)}."))
+                lines.append((320.0, y, 5.0, f"right {row} of {_word(page)}."))
+        contents.append(text_content(lines))
+    return pages_pdf(contents, compress=True)
+
+
+def many_lines_pdf(pages: int = 150, rows: int = 700) -> bytes:
+    """Pages of tiny lines, one word each: more lines of text than the tree is built from."""
+    contents = [
+        text_content((72.0 + (row % 3) * 150, 780.0 - row * 1.1, 1.0, "w") for row in range(rows))
+        for _ in range(pages)
+    ]
+    return pages_pdf(contents, compress=True)

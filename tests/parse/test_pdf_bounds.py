@@ -39,6 +39,7 @@ CASES: list[tuple[str, Callable[[], bytes], type[PaperAnchorError] | None]] = [
     ("text bomb", samples.text_bomb_pdf, TooLarge),
     ("stream bomb", lambda: samples.stream_bomb_pdf(2000), TooLarge),
     ("500 pages", lambda: samples.paper_pdf(500), None),
+    ("105,000 lines", samples.many_lines_pdf, TooLarge),
 ]
 
 
@@ -100,3 +101,23 @@ def test_an_answer_the_reader_could_not_have_written_is_refused(answer: dict[str
 
     with pytest.raises(ValueError):
         _pages(answer)
+
+
+def test_the_tree_of_a_dense_two_column_pdf_costs_time_in_proportion_to_its_lines() -> None:
+    import time
+
+    from paperanchor.parse.pdf import document_from_pages
+
+    costs = []
+    for pages in (10, 40):
+        result, _ = read_pdf(samples.dense_columns_pdf(pages))
+        assert not isinstance(result, Exception)
+        lines = sum(len(page.lines) for page in result)
+        started = time.perf_counter()
+        document_from_pages(result)
+        seconds = time.perf_counter() - started
+        costs.append(seconds / lines)
+        print(f"{pages} dense pages: {lines:,} lines, tree {seconds:.2f} s")
+    # four times the lines, four times the time: a square would be sixteen (loose: the
+    # machine is shared)
+    assert costs[1] < 2.5 * costs[0]

@@ -36,6 +36,10 @@ MAX_PAGES = 1000
 # 5 million characters is about 1,000 dense pages; PDFium keeps ~160 bytes per character of a
 # page (a 5 M character page measured 823 MB RSS), so one page alone past that meets ADDRESS_MB.
 MAX_CHARS = 5_000_000
+# Lines the tree is built from at most: the tree costs about 0.1 ms a line (measured on the
+# dense two-column sample of tests/parse/test_pdf_bounds.py), and a 1,000-page paper has about
+# 60,000 (the corpus: 40-80 a page), so this bounds the parent's own work near 10 s.
+MAX_LINES = 100_000
 # The JSON the child writes is about 3x the page text; anything far past that is not ours.
 MAX_OUTPUT = MAX_CHARS * 12
 # The tail a complete PDF ends with: `%%EOF` and perhaps a line break or a few bytes of padding.
@@ -262,9 +266,13 @@ def read_pdf(data: bytes) -> tuple[tuple[Page, ...] | Exception, WorkerRun]:
             raise ValueError("answer")
         if "error" in answer:
             return _error(answer), run
-        return _pages(answer), run
+        pages = _pages(answer)
     except (ValueError, TypeError, RecursionError):
         return ParseError("the PDF reader gave an answer that is not its format"), run
+    lines = sum(len(page.lines) for page in pages)
+    if lines > MAX_LINES:
+        return TooLarge(f"the PDF has {lines:,} lines of text; at most {MAX_LINES:,} are read"), run
+    return pages, run
 
 
 def extract_pages(data: bytes) -> tuple[Page, ...]:

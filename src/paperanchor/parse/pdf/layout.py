@@ -8,6 +8,7 @@ left column is read before the right one, which is how LaTeX sets two-column pag
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 import unicodedata
@@ -36,6 +37,11 @@ _EDGE = 0.12
 _EDGE_LINES = 2
 # The height, in body sizes, of a blank strip through both columns that cuts a page into bands.
 _STRIP = 3.0
+# Pieces joined into one row at most: a wide table's row has a few dozen cells.
+_ROW_PIECES = 64
+# Lines looked at under a wide line for its paragraph's short last line: a caption's is the
+# first; more than a few there is a pile of lines, not a paragraph.
+_NEAR = 8
 _LIGATURES = str.maketrans(
     {"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"}
 )
@@ -202,6 +208,9 @@ def _merge_rows(lines: list[Line]) -> list[Line]:
             overlap = min(top, line.y1) - max(bottom, line.y0)
             height = min(line.y1 - line.y0, top - bottom) or 1.0
             # a sub- or superscript PDFium set on a row of its own joins the row it hangs from
+            if len(last) >= _ROW_PIECES:
+                rows.append([line])  # a pile of pieces on one height is no row of a table
+                continue
             small = line.size < 0.8 * max(ln.size for ln in last)
             disjoint = all(line.x0 >= ln.x1 - 1 or line.x1 <= ln.x0 + 1 for ln in last)
             if small and index + 1 < len(ordered):
@@ -244,12 +253,18 @@ def _short_last_lines(spanning: list[Line], lines: tuple[Line, ...], size: float
     """The short last line of a paragraph set across both columns (a wide caption's), which
     alone would sit in the left column: straight under a spanning line, at its left edge,
     in its size."""
+    by_top = sorted(lines, key=lambda line: line.y1)
+    tops = [line.y1 for line in by_top]
+    taken = {id(line) for line in spanning}
     found = []
     for wide in spanning:
-        for line in lines:
-            below = 0 <= wide.y0 - line.y1 < 0.75 * size
+        # the lines whose top is at most 0.75 sizes under the wide line's bottom, a few at most
+        start = bisect.bisect_right(tops, wide.y0 - 0.75 * size)
+        end = bisect.bisect_right(tops, wide.y0)
+        for line in by_top[start:end][:_NEAR]:
             aligned = abs(line.x0 - wide.x0) <= 1 and abs(line.size - wide.size) <= 0.3
-            if below and aligned and line not in spanning and line not in found:
+            if aligned and id(line) not in taken:
+                taken.add(id(line))
                 found.append(line)
     return found
 
@@ -300,31 +315,33 @@ def reading_order(pages: tuple[Page, ...], size: float) -> list[Placed]:
         reach = right_start + 0.25 * max(left_end - min(ln.x0 for ln in page.lines), size)
         spanning = [ln for ln in page.lines if ln.x0 < left_end - size and ln.x1 > reach]
         spanning += _short_last_lines(spanning, page.lines, size)
-        columns = [ln for ln in page.lines if ln not in spanning]
-        left_lines = [ln for ln in columns if (ln.x0 + ln.x1) / 2 < (left_end + right_start) / 2]
-        right_lines = [ln for ln in columns if ln not in left_lines]
+        across = {id(ln) for ln in spanning}
+        middle = (left_end + right_start) / 2
+        columns = [ln for ln in page.lines if id(ln) not in across]
+        left_lines = [ln for ln in columns if (ln.x0 + ln.x1) / 2 < middle]
+        right_lines = [ln for ln in columns if (ln.x0 + ln.x1) / 2 >= middle]
         left_edges = _edges(left_lines)
         right_edges = _edges(right_lines)
         whole_edges = (min(left_edges[0], right_edges[0]), max(left_edges[1], right_edges[1]))
         # bands between the lines that cross the gutter, and across the blank strips that
         # run through both columns, top to bottom
         cuts = sorted(
-            {(ln.y0 + ln.y1) / 2 for ln in spanning} | _blank_strips(left_lines, right_lines, size),
-            reverse=True,
+            {(ln.y0 + ln.y1) / 2 for ln in spanning} | _blank_strips(left_lines, right_lines, size)
         )
-        bounds = [float("inf"), *cuts, float("-inf")]
-        for upper, lower in itertools.pairwise(bounds):
-
-            def inside(line: Line, upper: float = upper, lower: float = lower) -> bool:
-                return lower < (line.y0 + line.y1) / 2 < upper
-
-            for column, group, edges in (
-                (1, left_lines, left_edges),
-                (2, right_lines, right_edges),
-            ):
-                rows = _merge_rows([ln for ln in group if inside(ln)])
-                out.extend(Placed(ln, page.number, column, *edges) for ln in rows)
-            if lower != float("-inf"):
-                rows = _merge_rows([ln for ln in spanning if (ln.y0 + ln.y1) / 2 == lower])
+        at_cut: dict[float, list[Line]] = {}
+        for line in spanning:
+            at_cut.setdefault((line.y0 + line.y1) / 2, []).append(line)
+        bands: list[tuple[list[Line], list[Line]]] = [([], []) for _ in range(len(cuts) + 1)]
+        for side, group in ((0, left_lines), (1, right_lines)):
+            for line in group:
+                # the band of a line is the number of cuts above its middle
+                band = len(cuts) - bisect.bisect_right(cuts, (line.y0 + line.y1) / 2)
+                bands[band][side].append(line)
+        for band, (on_left, on_right) in enumerate(bands):
+            out.extend(Placed(ln, page.number, 1, *left_edges) for ln in _merge_rows(on_left))
+            out.extend(Placed(ln, page.number, 2, *right_edges) for ln in _merge_rows(on_right))
+            if band < len(cuts):
+                cut = cuts[len(cuts) - 1 - band]
+                rows = _merge_rows(at_cut.get(cut, []))
                 out.extend(Placed(ln, page.number, 0, *whole_edges) for ln in rows)
     return out

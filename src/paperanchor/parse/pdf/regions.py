@@ -17,6 +17,7 @@ made from them. What is dropped is said in docs/pdf.md: a table's cells and a fi
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, replace
 
@@ -34,6 +35,11 @@ _RULE_LENGTH = 30.0
 # the page is its background (a browser-printed page is one form), not a figure.
 _PICTURE = 20.0
 _BACKGROUND = 0.8
+# Regions of each kind kept per page, the largest first (the corpus has at most 6 on a page),
+# rules stacked into tables, and captions looked at (the corpus: at most 4 on a page).
+_MOST_REGIONS = 24
+_MOST_RULES = 100
+_CAPTIONS = 32
 # Paths closer than this (points) belong to one drawing; a drawing has this many paths.
 _TOUCH = 3.0
 _DRAWING_PATHS = 5
@@ -82,40 +88,62 @@ class _Budget:
         self.pairs = pairs
 
 
+class _Index:
+    """A page's lines sorted by height, so a region looks only at the lines level with it."""
+
+    def __init__(self, lines: tuple[Line, ...]) -> None:
+        self.lines = sorted(lines, key=lambda line: (line.y0 + line.y1) / 2)
+        self.middles = [(line.y0 + line.y1) / 2 for line in self.lines]
+        self.captions = [line for line in lines if CAPTION.match(line.text.strip())][:_CAPTIONS]
+
+    def inside(self, region: Region) -> list[Line]:
+        start = bisect.bisect_left(self.middles, region.y0 - 1)
+        end = bisect.bisect_right(self.middles, region.y1 + 1)
+        return [line for line in self.lines[start:end] if region.holds(line)]
+
+
 def drop_float_contents(pages: tuple[Page, ...], size: float) -> tuple[Page, ...]:
     """Pages without the lines inside their figures and tables (captions stay)."""
     budget = _Budget(_PAIR_BUDGET)
     out = []
     for page in pages:
-        regions = float_regions(page, size, budget)
+        index = _Index(page.lines)
+        regions = float_regions(page, size, budget, index)
         if not regions:
             out.append(page)
             continue
-        kept = tuple(
-            line
-            for line in page.lines
-            if CAPTION.match(line.text.strip()) or not any(r.holds(line) for r in regions)
-        )
-        out.append(replace(page, lines=kept))
+        captions = {id(line) for line in index.captions}
+        dropped = {id(line) for r in regions for line in index.inside(r)} - captions
+        out.append(replace(page, lines=tuple(ln for ln in page.lines if id(ln) not in dropped)))
     return tuple(out)
 
 
-def float_regions(page: Page, size: float, budget: _Budget | None = None) -> list[Region]:
+def float_regions(
+    page: Page, size: float, budget: _Budget | None = None, index: _Index | None = None
+) -> list[Region]:
     """The page's figure and table regions whose text is not prose."""
     budget = budget or _Budget(_PAIR_BUDGET)
+    index = index or _Index(page.lines)
     area = max(page.width * page.height, 1.0)
-    candidates = [
-        Region("picture", g.x0, g.y0, g.x1, g.y1)
+    pictures = [
+        _on_page(Region("picture", g.x0, g.y0, g.x1, g.y1), page)
         for g in page.graphics
         if g.kind in ("i", "f")
-        and g.x1 - g.x0 >= _PICTURE
-        and g.y1 - g.y0 >= _PICTURE
-        and (g.x1 - g.x0) * (g.y1 - g.y0) < _BACKGROUND * area
     ]
-    candidates.extend(_drawings([g for g in page.graphics if g.kind == "p"], area, budget))
-    candidates = [_above_caption(_on_page(r, page), page.lines) for r in candidates]
-    candidates.extend(_tables(page, size))
-    return [r for r in candidates if r.y1 > r.y0 and not _holds_prose(r, page.lines, size)]
+    candidates = [
+        r
+        for r in pictures
+        if r.x1 - r.x0 >= _PICTURE
+        and r.y1 - r.y0 >= _PICTURE
+        and (r.x1 - r.x0) * (r.y1 - r.y0) < _BACKGROUND * area
+    ]
+    paths = [g for g in page.graphics if g.kind == "p"]
+    candidates.extend(_on_page(r, page) for r in _drawings(paths, area, budget))
+    # the largest first, and few: each is tested against the lines level with it
+    candidates.sort(key=lambda r: -(r.x1 - r.x0) * (r.y1 - r.y0))
+    candidates = [_above_caption(r, index.captions) for r in candidates[:_MOST_REGIONS]]
+    candidates.extend(_tables(page, size, index.captions)[:_MOST_REGIONS])
+    return [r for r in candidates if r.y1 > r.y0 and not _holds_prose(r, index, size)]
 
 
 def _on_page(region: Region, page: Page) -> Region:
@@ -129,22 +157,21 @@ def _on_page(region: Region, page: Page) -> Region:
     )
 
 
-def _above_caption(region: Region, lines: tuple[Line, ...]) -> Region:
+def _above_caption(region: Region, captions: list[Line]) -> Region:
     """A picture's region ends where a caption inside its box begins: a figure's box (its
     viewport, not what it draws) can run down over its own caption."""
-    for line in lines:
-        if CAPTION.match(line.text.strip()) and region.holds(line):
+    for line in captions:
+        if region.holds(line):
             region = replace(region, y0=max(region.y0, line.y1))
     return region
 
 
-def _holds_prose(region: Region, lines: tuple[Line, ...], size: float) -> bool:
+def _holds_prose(region: Region, index: _Index, size: float) -> bool:
     width = region.x1 - region.x0
     prose = sum(
         1
-        for line in lines
-        if region.holds(line)
-        and line.size >= 0.7 * size
+        for line in index.inside(region)
+        if line.size >= 0.7 * size
         and sum(1 for word in line.text.split() if _WORD.search(word)) >= _PROSE_WORDS
         and line.x1 - line.x0 >= _PROSE_WIDTH * width
     )
@@ -188,16 +215,15 @@ def _drawings(paths: list[Graphic], area: float, budget: _Budget) -> list[Region
     return regions
 
 
-def _tables(page: Page, size: float) -> list[Region]:
+def _tables(page: Page, size: float, captions: list[Line]) -> list[Region]:
     """Stacks of rules of one width with a caption right above or below."""
-    rules = sorted(
-        (
-            g
-            for g in page.graphics
-            if g.y1 - g.y0 <= _THIN and g.x1 - g.x0 >= _RULE_LENGTH and g.kind != "s"
-        ),
-        key=lambda g: -g.y1,
-    )
+    rules = [
+        g
+        for g in page.graphics
+        if g.y1 - g.y0 <= _THIN and g.x1 - g.x0 >= _RULE_LENGTH and g.kind != "s"
+    ]
+    # the reader sends the longest boxes first; stacking is quadratic in the rules kept
+    rules = sorted(rules[:_MOST_RULES], key=lambda g: -g.y1)
     stacks: list[list[Graphic]] = []
     for rule in rules:
         for stack in stacks:
@@ -208,7 +234,6 @@ def _tables(page: Page, size: float) -> list[Region]:
                 break
         else:
             stacks.append([rule])
-    captions = [line for line in page.lines if CAPTION.match(line.text.strip())]
     regions = []
     for stack in stacks:
         if len(stack) < 2:

@@ -217,6 +217,7 @@ class TreeBuilder:
         self.float_ids: set[str] = set()
         self.section_ids: set[str] = set()
         self.paragraph: list[Placed] = []
+        self.paragraph_right = 0.0  # where the paragraph's longest line ends
         self.side: list[Block] = []
         self.side_lines: list[Placed] = []
         self.gap = self._typical_gap()
@@ -349,7 +350,7 @@ class TreeBuilder:
             return True
         # a line is short against the paragraph it is in, so an indented block (an abstract
         # set narrower than the page) is not cut at every sentence that ends a line
-        right = max([p.line.x1 for p in self.paragraph] + [line.x1])
+        right = max(self.paragraph_right, line.x1)
         if len(self.paragraph) < 2 and right < before.column_right - 1.5 * self.size:
             right = max(right, line.x1) if line.x1 > previous.x1 else before.column_right
         short = previous.x1 < right - 1.5 * self.size
@@ -371,6 +372,7 @@ class TreeBuilder:
             text = join_lines([p.line for p in self.paragraph], self.vocabulary)
             self._add_paragraph(text)
         self.paragraph = []
+        self.paragraph_right = 0.0
         self._flush_side_lines()
         if self.side:
             target = self.abstract if self.abstract is not None and not self.stack else None
@@ -618,6 +620,7 @@ class TreeBuilder:
             if self._starts_paragraph(before, placed):
                 self._flush()
             self.paragraph.append(placed)
+            self.paragraph_right = max(self.paragraph_right, placed.line.x1)
             before = placed
             index += 1
         self._flush()
@@ -681,9 +684,7 @@ def _split_entries(lines: list[list[Placed]], size: float) -> list[list[Placed]]
         key = (placed.page, placed.column)
         edges[key] = min(edges.get(key, placed.line.x0), placed.line.x0)
     hanging = {
-        key
-        for key in edges
-        if any((p.page, p.column) == key and p.line.x0 - edges[key] > 0.8 * size for p in flat)
+        (p.page, p.column) for p in flat if p.line.x0 - edges[(p.page, p.column)] > 0.8 * size
     }
     entries: list[list[Placed]] = []
     for position, placed in enumerate(flat):
