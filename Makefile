@@ -37,9 +37,11 @@ lint: install
 	$(BIN)/ruff format --check src tests
 	$(BIN)/mypy
 
-## fixtures: convert fixtures/src/*/main.tex to fixtures/html/*.html with Debian's latexml
+## fixtures: convert fixtures/src/*/main.tex to fixtures/html/*.html with Debian's latexml,
+## and compile the PDF parser's ground-truth papers to fixtures/pdf/*.pdf with pdflatex
 fixtures:
 	bash scripts/build-fixtures.sh
+	bash scripts/build-fixture-pdfs.sh
 
 ## golden: rewrite the golden dumps of the fixtures after a deliberate parser change
 golden: install

@@ -157,6 +157,58 @@ def test_cite_by_text_on_the_command_line() -> None:
     assert answer["match"] == "exact" and answer["anchor"] == "id1.id1"  # the abstract's text
 
 
+PDF_FIXTURES = FIXTURES_HTML.parent / "pdf"
+
+
+def test_outline_of_a_pdf_file_prints_the_section_tree_read_from_its_text_layer() -> None:
+    result = run("outline", str(PDF_FIXTURES / "short.pdf"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Sparse Anchoring for Incremental Document Alignment\n")
+    assert "local/short · local · " in result.stdout
+    assert "1 Introduction  (S1," in result.stdout and "References  (bib," in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("read", "{pdf}", "S2"), "# 2 Model"),
+        (("cite", "{pdf}", "S1.p1"), "/local/full/sections/S1.md (S1.p1; hash "),
+        (("references", "{pdf}"), "[1] "),
+        (("figure", "{pdf}", "T1"), "S4.T1: Accuracy of note placement"),
+        (("equation", "{pdf}", "E1"), "S2.E1 (1): "),
+        (("search", "{pdf}", "identifiers"), "S1.p1 [S1]: "),
+        (("outline", "{pdf}", "--json"), '"title": "Stable Paragraph Identifiers Across'),
+    ],
+)
+def test_every_operation_accepts_a_pdf_file(args: tuple[str, ...], expected: str) -> None:
+    result = run(*(a.format(pdf=PDF_FIXTURES / "full.pdf") for a in args))
+    assert result.returncode == 0, result.stderr
+    assert expected in result.stdout
+
+
+def test_a_pdf_saved_without_its_extension_is_read_as_a_pdf(tmp_path: Path) -> None:
+    draft = tmp_path / "draft"
+    draft.write_bytes((PDF_FIXTURES / "short.pdf").read_bytes())
+    result = run("outline", str(draft))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Sparse Anchoring for Incremental Document Alignment\n")
+
+
+def test_a_broken_pdf_file_is_an_error_that_names_the_file(tmp_path: Path) -> None:
+    cut = tmp_path / "cut.pdf"
+    cut.write_bytes((PDF_FIXTURES / "short.pdf").read_bytes()[:20_000])
+    result = run("outline", str(cut))
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith(f"bad-request: {cut}: the PDF is cut short"), result.stderr
+    missing = run("outline", str(tmp_path / "missing.pdf"))
+    assert missing.stderr.startswith(f"not-found: Cannot read {tmp_path / 'missing.pdf'}")
+
+
+def test_a_pdf_url_is_a_paper_reference_not_a_file() -> None:
+    result = run("outline", "https://arxiv.org/pdf/1706.03762v7.pdf")
+    assert result.stderr.startswith("not-found: 1706.03762v7 is not in the cache"), result.stderr
+
+
 def test_fetch_prefetches_into_the_cache_and_prints_a_summary(  # type: ignore[no-untyped-def]
     replay, tmp_path: Path
 ) -> None:

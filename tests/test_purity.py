@@ -12,6 +12,7 @@ BLOCKED = ("fastapi", "starlette", "mcp", "httpx", "diskcache", "redis", "uvicor
 PURE = (
     "paperanchor.tree",
     "paperanchor.parse",
+    "paperanchor.parse.pdf",
     "paperanchor.render.markdown",
     "paperanchor.render.text",
     "paperanchor.render.json",

@@ -22,7 +22,7 @@ Operation = Callable[[service.Paper, argparse.Namespace], Any]
 
 
 def _file_paper(path: Path) -> service.Paper:
-    """A paper read straight from an HTML file (`.html` or `.html.gz`)."""
+    """A paper read straight from a file: LaTeXML HTML (`.html`, `.html.gz`) or a PDF."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -32,15 +32,35 @@ def _file_paper(path: Path) -> service.Paper:
             data = gzip.decompress(data)
         except (OSError, EOFError) as exc:
             raise BadRequest(f"{path} is not a readable gzip file ({exc})") from None
-    name = path.name.removesuffix(".gz").removesuffix(".html")
-    document = parse_document(data, path.resolve().as_uri())
+    name = path.name.removesuffix(".gz")
+    if _is_pdf(path, data):
+        # a private draft read before it is on arXiv: the same tree from its text layer
+        from paperanchor.parse.pdf import parse_pdf
+
+        name = name.removesuffix(".pdf").removesuffix(".PDF")
+        try:
+            document = parse_pdf(data, path.resolve().as_uri())
+        except PaperAnchorError as exc:
+            # the same error, naming the file it is about
+            raise type(exc)(f"{path}: {exc.detail}") from None
+    else:
+        name = name.removesuffix(".html")
+        document = parse_document(data, path.resolve().as_uri())
     return service.Paper.open(
         service.LocalPaper(document, f"local/{name}", f"local/{name}", source_url=str(path))
     )
 
 
+def _is_pdf(path: Path, data: bytes) -> bool:
+    """A `.pdf` name, or PDF bytes under another name (a PDF saved without its extension)."""
+    return path.suffix.lower() == ".pdf" or data[:1024].lstrip().startswith(b"%PDF-")
+
+
 def _looks_like_path(text: str) -> bool:
-    return text.endswith((".html", ".htm", ".html.gz", ".xhtml")) or Path(text).is_file()
+    if text.endswith((".html", ".htm", ".html.gz", ".xhtml")) or Path(text).is_file():
+        return True
+    # `https://arxiv.org/pdf/1706.03762v7.pdf` is a paper reference, not a file
+    return text.lower().endswith(".pdf") and "://" not in text
 
 
 async def _with_paper(reference: str, job: Callable[[service.Paper], Any]) -> Any:
@@ -49,6 +69,8 @@ async def _with_paper(reference: str, job: Callable[[service.Paper], Any]) -> An
             paper = _file_paper(Path(reference))
         except ParseError as exc:
             # a file on this machine is no upstream's answer: say what it is not
+            if reference.lower().endswith(".pdf") or exc.detail.startswith(reference):
+                raise BadRequest(exc.detail) from None  # the PDF reader names the file
             raise BadRequest(f"{reference} is not a LaTeXML document ({exc.detail})") from None
         return job(paper)
     from paperanchor.library import Library
@@ -151,7 +173,9 @@ def _run(args: argparse.Namespace) -> int:
             print(" | ".join(row))
     elif command == "equation":
         number = f" ({result['number']})" if result["number"] else ""
-        print(f"{result['id']}{number}: {result['latex']}")
+        # an equation read from a PDF has no TeX, only its extracted text
+        shown = result["latex"] if result["latex"] is not None else result.get("text", "")
+        print(f"{result['id']}{number}: {shown}")
     elif command == "search":
         if not result:
             words = " ".join(args.query)
@@ -289,8 +313,8 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
 
     parser = argparse.ArgumentParser(
         prog="paperanchor",
-        description="Read scientific papers one section at a time. PAPER is an HTML file or an "
-        "arXiv reference (1706.03762, arXiv:1706.03762v7, an arxiv.org URL, local/<name>).",
+        description="Read scientific papers one section at a time. PAPER is an HTML or PDF file "
+        "or an arXiv reference (1706.03762, arXiv:1706.03762v7, an arxiv.org URL, local/<name>).",
     )
     parser.add_argument("--version", action="version", version=f"paperanchor {__version__}")
     parser.add_argument(

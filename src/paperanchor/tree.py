@@ -51,9 +51,11 @@ class Equation:
 
     id: str
     number: str | None
-    latex: str
+    latex: str | None
     cells: tuple[str, ...] = ()
     group_id: str | None = None
+    text: str = ""
+    """The display as extracted text when there is no TeX (`latex` is None: read from a PDF)."""
 
 
 @dataclass(frozen=True, slots=True)

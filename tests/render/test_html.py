@@ -16,6 +16,7 @@ from paperanchor.render.escape import escape_text, safe_url
 from paperanchor.render.mathml import MathBudget
 from paperanchor.service import LocalPaper, Paper
 from paperanchor.tree import Document, Inline, Node, Paragraph, Section, Text
+from tests.conftest import FIXTURES
 from tests.corpus_pages import PAPER_PAGES, fixture_path, parsed
 from tests.render.test_escape import HOSTILE_TEXT, LINE_STARTS
 
@@ -357,3 +358,23 @@ def test_every_section_of_a_corpus_page_renders_to_our_elements_only(name: str) 
         root = _check_markup(page.html)
         # every formula of the corpus converts: none is left as TeX
         assert not root.xpath("//code[contains(@class, 'tex')]"), section.id
+
+
+def test_a_pdf_equation_without_tex_shows_its_extracted_text() -> None:
+    from paperanchor.parse.pdf import parse_pdf
+    from paperanchor.tree import Equation, walk
+
+    pdf = FIXTURES / "pdf" / "full.pdf"
+    document = parse_pdf(pdf.read_bytes())
+    visit = next(v for v in walk(document.roots()) if isinstance(v.node, Equation) and v.node.text)
+    assert visit.node.latex is None
+    page = html.article(
+        visit.section or visit.node, document, permalink=lambda _i: None, section_href=str
+    )
+    assert escape_text_html(visit.node.text) in page.html
+
+
+def escape_text_html(text: str) -> str:
+    from html import escape
+
+    return escape(text, quote=True)

@@ -7,7 +7,7 @@ import re
 from paperanchor.parse.context import ParseContext
 from paperanchor.parse.dom import HtmlElement, children, classes, tag_of, text_of
 from paperanchor.parse.inline import inline_of
-from paperanchor.tree import Bibliography, Reference
+from paperanchor.tree import Bibliography, Inline, Reference
 
 _ARXIV = re.compile(
     r"(?:arxiv[:\s]*(?:preprint\s*)?(?:abs/)?|arxiv\.org/(?:abs|pdf)/)"
@@ -70,9 +70,20 @@ def parse_entry(item: HtmlElement, ctx: ParseContext, position: int) -> Referenc
     if not blocks:
         blocks = [c for c in children(item) if "ltx_tag" not in classes(c)]
     block_texts = [inline_of(b, ctx)[0] for b in blocks]
+    hrefs = [a.get("href") or "" for a in item.iter("a")]
+    return reference_of(ref_id, position, label, block_texts, hrefs)
+
+
+def reference_of(
+    ref_id: str, position: int, label: str, block_texts: list[Inline], hrefs: list[str]
+) -> Reference:
+    """The entry's fields from its blocks (authors, title, the rest) and its link targets.
+
+    LaTeXML gives the blocks (`\\newblock`); the PDF parser cuts a plain-text entry into
+    blocks at its sentence ends and passes no links.
+    """
     text = " ".join(b.text for b in block_texts if b.text).strip()
     markdown = " ".join(b.markdown for b in block_texts if b.markdown).strip()
-    hrefs = [a.get("href") or "" for a in item.iter("a")]
     author_year = bool(label) and not re.fullmatch(r"\[?\s*[\w.\-]{1,8}\s*\]?", label)
     number = entry_number(label, position)
     arxiv = _first(_ARXIV, [text, *hrefs])

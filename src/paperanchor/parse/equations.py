@@ -106,5 +106,5 @@ def parse_group(table: HtmlElement, ctx: ParseContext, parent_id: str) -> Equati
 
 def aligned(group: EquationGroup) -> str:
     """The group as one `aligned` environment, cells separated by `&`."""
-    lines = [" & ".join(row.cells) if row.cells else row.latex for row in group.rows]
+    lines = [" & ".join(row.cells) if row.cells else row.latex or "" for row in group.rows]
     return "\\begin{aligned}" + " \\\\ ".join(lines) + "\\end{aligned}"

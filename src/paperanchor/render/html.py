@@ -325,7 +325,14 @@ def _section(section: Section, page: _Page) -> str:
 
 def _equation(equation: Equation, page: _Page) -> str:
     if not equation.latex:
-        return ""
+        if not equation.text:
+            return ""
+        # a PDF's display equation: its extracted text, as text (there is no TeX to draw)
+        number = f'<span class="eqno">({escape(equation.number)})</span>' if equation.number else ""
+        return (
+            f'<div class="equation" id="{escape(equation.id)}">'
+            f'<div class="display">{escape(equation.text)}</div>{number}</div>'
+        )
     math = mathml(equation.latex, display=True, budget=page.math)
     page.size += len(math)
     number = f'<span class="eqno">({escape(equation.number)})</span>' if equation.number else ""
@@ -346,7 +353,7 @@ def _group(group: EquationGroup, page: _Page) -> str:
     for row in rows:
         cells = list(row.cells) if row.cells else []
         if not cells:
-            math = mathml(row.latex, display=False, budget=page.math)
+            math = mathml(row.latex or "", display=False, budget=page.math)
             columns = f'<td class="c" colspan="{max(width, 1)}">{math}</td>'
         else:
             cells += [""] * (width - len(cells))

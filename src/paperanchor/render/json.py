@@ -55,4 +55,7 @@ def float_json(node: Figure | Table, section_id: str) -> JSON:
 def equation_json(node: Equation | EquationGroup) -> JSON:
     if isinstance(node, EquationGroup):
         return {"id": node.id, "number": None, "latex": group_latex(node)}
+    if node.latex is None:
+        # from a PDF: no TeX, so `latex` is null and the extracted text comes beside it
+        return {"id": node.id, "number": node.number, "latex": None, "text": node.text}
     return {"id": node.id, "number": node.number, "latex": node.latex}

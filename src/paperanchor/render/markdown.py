@@ -50,13 +50,18 @@ def heading(section: Section) -> str:
 
 
 def equation_line(equation: Equation) -> str:
+    if equation.latex is None:
+        # read from a PDF: the extracted text is the paper's words, not TeX, so it is escaped
+        # like any other text and never set as math
+        number = f" ({equation.number})" if equation.number else ""
+        return escape_line_start(escape_text(equation.text)) + number
     tag = f" \\tag{{{equation.number}}}" if equation.number else ""
     return f"$${equation.latex}{tag}$$"
 
 
 def group_markdown(group: EquationGroup) -> str:
     """Each row on its own display line so every row keeps its number."""
-    return "\n".join(equation_line(row) for row in group.rows if row.latex)
+    return "\n".join(equation_line(row) for row in group.rows if row.latex or row.text)
 
 
 def group_latex(group: EquationGroup) -> str:
@@ -162,7 +167,7 @@ def block_chunks(block: Node) -> list[str]:
     if isinstance(block, Text):
         return [block.content.markdown] if block.content.markdown else []
     if isinstance(block, Equation):
-        return [equation_line(block)] if block.latex else []
+        return [equation_line(block)] if block.latex or block.text else []
     if isinstance(block, EquationGroup):
         text = group_markdown(block)
         return [text] if text else []

@@ -23,11 +23,10 @@ def _lines(block: Node) -> list[str]:
     if isinstance(block, Text):
         return [block.content.text] if block.content.text else []
     if isinstance(block, Equation):
-        return (
-            [f"${block.latex}$" + (f" ({block.number})" if block.number else "")]
-            if block.latex
-            else []
-        )
+        number = f" ({block.number})" if block.number else ""
+        if block.latex is None:
+            return [block.text + number] if block.text else []
+        return [f"${block.latex}${number}"] if block.latex else []
     if isinstance(block, EquationGroup):
         return [f"${group_latex(block)}$"] if block.rows else []
     if isinstance(block, Figure | Table):

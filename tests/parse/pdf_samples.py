@@ -1,0 +1,439 @@
+"""Small and hostile PDFs written byte by byte, so no test downloads or ships a bad file.
+
+Every builder returns the bytes of a complete PDF (header, objects, xref, trailer, %%EOF)
+unless its name says otherwise. The page content uses Helvetica, one of the 14 standard fonts
+every reader has built in, so no font file is needed.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable
+
+_HEADER = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n"
+
+
+def assemble(objects: Iterable[bytes], *, trailer_extra: bytes = b"") -> bytes:
+    """Number the objects from 1 (object 1 is the catalog) and add the xref and trailer."""
+    out = bytearray(_HEADER)
+    offsets = []
+    items = list(objects)
+    for number, body in enumerate(items, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(items) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R %s>>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(items) + 1,
+        trailer_extra,
+        xref,
+    )
+    return bytes(out)
+
+
+def stream(data: bytes, extra: bytes = b"", *, compress: bool = False) -> bytes:
+    if compress:
+        data = zlib.compress(data, 9)
+        extra += b" /Filter /FlateDecode"
+    return b"<< /Length %d%s >>\nstream\n" % (len(data), extra) + data + b"\nendstream"
+
+
+def _escape(text: str) -> bytes:
+    raw = text.encode("latin-1")
+    return raw.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
+
+
+def text_content(lines: Iterable[tuple[float, float, float, str]]) -> bytes:
+    """A content stream drawing each (x, y, size, text) line in Helvetica."""
+    ops = []
+    for x, y, size, text in lines:
+        ops.append(b"BT /F1 %.1f Tf %.1f %.1f Td (%s) Tj ET" % (size, x, y, _escape(text)))
+    return b"\n".join(ops)
+
+
+_FONT = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+
+
+def pages_pdf(contents: list[bytes], *, compress: bool = False) -> bytes:
+    """One page per content stream (US Letter), all sharing one font."""
+    count = len(contents)
+    kids = b" ".join(b"%d 0 R" % (4 + 2 * i) for i in range(count))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, count),
+        _FONT,
+    ]
+    for i, content in enumerate(contents):
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (5 + 2 * i)
+        )
+        objects.append(stream(content, compress=compress))
+    return assemble(objects)
+
+
+def text_pdf(pages: list[list[str]], *, size: float = 10.0) -> bytes:
+    """Pages of plain lines set from the top of a 612x792 page, 14 pt apart."""
+    contents = [
+        text_content((72.0, 720.0 - 14.0 * row, size, line) for row, line in enumerate(lines))
+        for lines in pages
+    ]
+    return pages_pdf(contents)
+
+
+def _word(page: int) -> str:
+    """A word of its own per page: lines that repeat on every page are running heads."""
+    return chr(97 + page % 26) + chr(97 + page // 26 % 26) + "text"
+
+
+def paper_pdf(pages: int = 1) -> bytes:
+    """A tiny well-formed paper: title, abstract, a numbered section and a paragraph per page."""
+    first = [
+        (150.0, 720.0, 18.0, "A Tiny Paper About Nothing"),
+        (250.0, 695.0, 11.0, "Ann Author"),
+        (280.0, 660.0, 11.0, "Abstract"),
+        (72.0, 640.0, 10.0, "We write a few words so that the paper has an abstract."),
+        (72.0, 600.0, 12.0, "1 Introduction"),
+    ]
+    contents = []
+    for page in range(pages):
+        lines = list(first) if page == 0 else []
+        top = 580.0 if page == 0 else 720.0
+        for row in range(4):
+            lines.append(
+                (72.0, top - 12.0 * row, 10.0, f"Page {page + 1} line {row + 1} of {_word(page)}.")
+            )
+        lines.append((300.0, 40.0, 10.0, str(page + 1)))
+        contents.append(text_content(lines))
+    return pages_pdf(contents, compress=True)
+
+
+def scanned_pdf(pages: int = 2) -> bytes:
+    """Pages that are only an image (a grey square), as a scanner writes them: no text at all."""
+    pixels = bytes([128]) * (100 * 100)
+    image = stream(
+        pixels,
+        b" /Type /XObject /Subtype /Image /Width 100 /Height 100 /ColorSpace /DeviceGray "
+        b"/BitsPerComponent 8",
+        compress=True,
+    )
+    count = pages
+    kids = b" ".join(b"%d 0 R" % (4 + 2 * i) for i in range(count))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, count),
+        image,
+    ]
+    for i in range(count):
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /XObject << /Im1 3 0 R >> >> /Contents %d 0 R >>" % (5 + 2 * i)
+        )
+        objects.append(stream(b"q 500 0 0 700 50 50 cm /Im1 Do Q"))
+    return assemble(objects)
+
+
+def lying_page_count_pdf(count: int = 2_000_000_000) -> bytes:
+    """One real page under a page tree that claims `count` pages."""
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count %d >>" % count,
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+            _FONT,
+            stream(text_content([(72.0, 720.0, 10.0, "One page only.")])),
+        ]
+    )
+
+
+def many_pages_pdf(count: int) -> bytes:
+    """`count` real pages that share one content stream (a small file, a huge page count)."""
+    content_id = 4 + count
+    kids = b" ".join(b"%d 0 R" % (4 + i) for i in range(count))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, count),
+        _FONT,
+    ]
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % content_id
+    )
+    objects.extend(page for _ in range(count))
+    objects.append(stream(text_content([(72.0, 720.0, 10.0, "The same words on every page.")])))
+    return assemble(objects)
+
+
+def deep_nesting_pdf(depth: int = 100_000) -> bytes:
+    """A page whose resources hold an array nested `depth` levels deep."""
+    nested = b"[" * depth + b"]" * depth
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Deep %s "
+            b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>" % nested,
+            _FONT,
+            stream(text_content([(72.0, 720.0, 10.0, "Deep but short.")])),
+        ]
+    )
+
+
+def deep_page_tree_pdf(depth: int = 5_000) -> bytes:
+    """A page tree `depth` levels deep, one page at the bottom."""
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>"]
+    for level in range(depth):
+        number = 2 + level
+        parent = b" /Parent %d 0 R" % (number - 1) if level else b""
+        objects.append(b"<< /Type /Pages /Kids [%d 0 R] /Count 1%s >>" % (number + 1, parent))
+    page_number = 2 + depth
+    objects.append(
+        b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R >>"
+        % (page_number - 1, page_number + 1, page_number + 2)
+    )
+    objects.append(_FONT)
+    objects.append(stream(text_content([(72.0, 720.0, 10.0, "At the bottom of the tree.")])))
+    return assemble(objects)
+
+
+def recursive_form_pdf() -> bytes:
+    """A form XObject that draws itself: a reader must stop the recursion."""
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 4 0 R >> /XObject << /X1 6 0 R >> >> /Contents 5 0 R >>",
+            _FONT,
+            stream(b"/X1 Do"),
+            stream(
+                b"BT /F1 10 Tf 72 720 Td (again) Tj ET /X1 Do",
+                b" /Type /XObject /Subtype /Form /BBox [0 0 612 792] "
+                b"/Resources << /Font << /F1 4 0 R >> /XObject << /X1 6 0 R >> >>",
+            ),
+        ]
+    )
+
+
+def stream_bomb_pdf(megabytes: int = 1024) -> bytes:
+    """A content stream of a few kilobytes that inflates to `megabytes` MB of blanks."""
+    compressor = zlib.compressobj(9)
+    chunk = b" " * (1 << 20)
+    parts = [compressor.compress(b"BT /F1 10 Tf 72 720 Td (bomb) Tj ET\n")]
+    parts.extend(compressor.compress(chunk) for _ in range(megabytes))
+    parts.append(compressor.flush())
+    data = b"".join(parts)
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+            _FONT,
+            b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream",
+        ]
+    )
+
+
+def text_bomb_pdf(characters: int = 5_000_000) -> bytes:
+    """One page that shows `characters` glyphs from a small compressed stream."""
+    line = b"(" + b"A" * 1000 + b") Tj 0 -1 Td\n"
+    body = b"BT /F1 1 Tf 10 780 Td\n" + line * (characters // 1000) + b"ET"
+    return pages_pdf([body], compress=True)
+
+
+def _body(top: float, rows: int, word: str) -> list[tuple[float, float, float, str]]:
+    """Lines of running text, full width, 12 pt apart from `top` down."""
+    return [
+        (
+            72.0,
+            top - 12.0 * row,
+            10.0,
+            f"Running text line {row + 1} about the {word} we discuss here.",
+        )
+        for row in range(rows)
+    ]
+
+
+def _rule(x: float, y: float, width: float) -> bytes:
+    return b"%.1f %.1f %.1f 0.6 re f" % (x, y, width)
+
+
+def table_pdf() -> bytes:
+    """A paragraph, a booktabs-like table (caption, three rules, cells), a paragraph."""
+    lines = _body(720.0, 4, "method")
+    lines.append((72.0, 650.0, 9.0, "Table 1: Scores of the two methods on the test set."))
+    cells = [(640.0, "Method", "Recall", "Precision"), (624.0, "Ours", "0.91", "0.88")]
+    cells.append((612.0, "Baseline", "0.75", "0.70"))
+    for y, *row in cells:
+        for x, cell in zip((80.0, 250.0, 420.0), row, strict=True):
+            lines.append((x, y, 9.0, cell))
+    lines.extend(_body(570.0, 3, "results"))
+    rules = b"\n".join(_rule(72.0, y, 468.0) for y in (646.0, 634.0, 606.0))
+    return pages_pdf([text_content(lines) + b"\n" + rules])
+
+
+def figure_pdf() -> bytes:
+    """A paragraph, a figure drawn in a form XObject with its axis labels, its caption below."""
+    lines = _body(720.0, 4, "curve")
+    lines.append((150.0, 470.0, 9.0, "Figure 1: Loss of the model over the epochs."))
+    lines.extend(_body(440.0, 3, "loss"))
+    labels = text_content([(160.0, 500.0, 8.0, "Epoch"), (120.0, 600.0, 8.0, "0.5 1.0 Loss")])
+    form = stream(
+        b"0 0 0 RG 1 w 150 510 m 450 510 l S 150 510 m 150 650 l S 150 650 m 450 520 l S\n"
+        + labels,
+        b" /Type /XObject /Subtype /Form /BBox [100 490 460 660] "
+        b"/Resources << /Font << /F1 3 0 R >> >>",
+    )
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        _FONT,
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 3 0 R >> /XObject << /Fm1 6 0 R >> >> /Contents 5 0 R >>",
+        stream(text_content(lines) + b"\n/Fm1 Do"),
+        form,
+    ]
+    return assemble(objects)
+
+
+def framed_prose_pdf() -> bytes:
+    """A framed box of prose (a prompt set in a figure) above its caption: the prose stays."""
+    lines = _body(720.0, 2, "setup")
+    prose = [
+        (
+            90.0,
+            660.0 - 12.0 * row,
+            9.0,
+            f"You are a careful assistant: read the paper and answer {row}.",
+        )
+        for row in range(4)
+    ]
+    lines.extend(prose)
+    lines.append((150.0, 590.0, 9.0, "Figure 2: The prompt given to the model."))
+    frame = b"0.5 w 80 605 450 70 re S 81 606 448 68 re S 82 607 446 66 re S"
+    frame += b" 83 608 444 64 re S 84 609 442 62 re S"
+    return pages_pdf([text_content(lines) + b"\n" + frame])
+
+
+def ruled_text_pdf() -> bytes:
+    """Running text between two rules of one width and no caption: it is not a table."""
+    lines = _body(700.0, 6, "framing")
+    rules = _rule(72.0, 715.0, 468.0) + b"\n" + _rule(72.0, 625.0, 468.0)
+    return pages_pdf([text_content(lines) + b"\n" + rules])
+
+
+def many_paths_pdf(paths: int = 100_000, pages: int = 1) -> bytes:
+    """Pages of a dense plot: `paths` touching little squares each, and one line of text."""
+    squares = b"\n".join(
+        b"%.1f %.1f 1.2 1.2 re f" % (72 + (i % 400) * 1.1, 100 + (i // 400) * 1.1)
+        for i in range(paths)
+    )
+    contents = [
+        text_content([(72.0, 740.0, 10.0, f"A page of points, the {_word(page)} one.")])
+        + b"\n"
+        + squares
+        for page in range(pages)
+    ]
+    return pages_pdf(contents, compress=True)
+
+
+def hostile_text_pdf() -> bytes:
+    """A paper whose text layer holds Markdown and HTML: it must come out as text."""
+    lines = [
+        (150.0, 720.0, 18.0, "A Paper <script>alert(1)</script>"),
+        (250.0, 695.0, 11.0, "Ann Author"),
+        (72.0, 660.0, 12.0, "1 Introduction"),
+        (72.0, 640.0, 10.0, "Click [x](javascript:alert(1)) or <img src=x onerror=alert(1)>."),
+        (72.0, 628.0, 10.0, "Some **bold** and `code` and a ![pic](http://evil/x.png) here."),
+        (72.0, 600.0, 10.0, "# not a heading"),
+        (200.0, 570.0, 10.0, "<b>x</b> = [y](javascript:alert(2))"),
+        (515.0, 570.0, 10.0, "(1)"),
+        (72.0, 540.0, 10.0, "where <x> is [z]: a word of the text after the display."),
+    ]
+    return pages_pdf([text_content(lines)])
+
+
+def numbered_head_pdf() -> bytes:
+    """One page cut from a paper: its running head with the page number, then body text."""
+    lines = [(150.0, 740.0, 8.0, "A Running Title for the Paper"), (460.0, 740.0, 8.0, "9")]
+    lines.extend(_body(700.0, 4, "cut"))
+    return pages_pdf([text_content(lines)])
+
+
+def look_alike_first_lines_pdf() -> bytes:
+    """Two pages that open with body lines alike but for a digit: text, not running heads."""
+    pages = []
+    for page in range(2):
+        first = (72.0, 740.0, 10.0, f"Step {page + 1} of the method runs here and goes on.")
+        body = [(x, y - 20.0, size, text) for x, y, size, text in _body(748.0, 5, _word(page))]
+        pages.append(text_content([first, *body]))
+    return pages_pdf(pages)
+
+
+def contents_pdf() -> bytes:
+    """A table of contents with dot leaders and page numbers, then the sections it lists."""
+    first = [
+        (150.0, 720.0, 18.0, "A Paper That Lists Its Parts"),
+        (72.0, 680.0, 12.0, "Contents"),
+        (72.0, 660.0, 10.0, "1 Introduction . . . . . . . . . . . . . 2"),
+        (72.0, 646.0, 10.0, "2 Method . . . . . . . . . . . . . . . . 2"),
+        (72.0, 632.0, 10.0, "References 3"),
+    ]
+    second = [(72.0, 720.0, 12.0, "1 Introduction")]
+    second.extend(_body(700.0, 3, "motivation"))
+    second.append((72.0, 640.0, 12.0, "2 Method"))
+    second.extend(_body(620.0, 3, "procedure"))
+    return pages_pdf([text_content(first), text_content(second)])
+
+
+def wrapped_bibliography_pdf() -> bytes:
+    """Entries whose wrapped lines start with a year or an arXiv category: not new entries."""
+    lines = [
+        (72.0, 720.0, 12.0, "1 Introduction"),
+        (72.0, 700.0, 10.0, "As shown in [1, 3] and in [2-3], reading works."),
+        (72.0, 676.0, 10.0, "A range as wide as [1-9999] names what exists."),
+        (72.0, 650.0, 12.0, "References"),
+    ]
+    entries = [
+        ("[1] Ann Author and Bob Writer. A first title of a paper. arXiv:2305.12345",),
+        ("[cs.CL], 2023.",),
+        ("[2] Karl Kingsley and Tanis Stewart. Why not just google it? An",),
+        ("2011. assessment of literacy skills. BMC medical education, 11:1-8.",),
+        ("[3] Carl Coder. A third paper on reading. In Proceedings of Things, 2021.",),
+    ]
+    for row, (text,) in enumerate(entries):
+        indent = 72.0 if text.startswith("[") else 90.0
+        lines.append((indent, 630.0 - 12.0 * row, 9.0, text))
+    return pages_pdf([text_content(lines)])
+
+
+def dense_columns_pdf(pages: int = 200, rows: int = 120) -> bytes:
+    """Pages packed with short lines in two columns, a line across both every few rows and
+    every line a paragraph of its own: what the layout's band and row logic must stay linear
+    on (every figure grows with lines per page, not with their square)."""
+    contents = []
+    for page in range(pages):
+        lines = []
+        for row in range(rows):
+            y = 780.0 - row * 6.0
+            if row % 7 == 0:
+                lines.append((40.0, y, 5.0, f"across {page} {row} " + "w" * 120))
+            else:
+                lines.append((40.0, y, 5.0, f"left {row} of {_word(page)}."))
+                lines.append((320.0, y, 5.0, f"right {row} of {_word(page)}."))
+        contents.append(text_content(lines))
+    return pages_pdf(contents, compress=True)
+
+
+def many_lines_pdf(pages: int = 150, rows: int = 700) -> bytes:
+    """Pages of tiny lines, one word each: more lines of text than the tree is built from."""
+    contents = [
+        text_content((72.0 + (row % 3) * 150, 780.0 - row * 1.1, 1.0, "w") for row in range(rows))
+        for _ in range(pages)
+    ]
+    return pages_pdf(contents, compress=True)
