@@ -110,17 +110,29 @@ def parse_document(html: bytes | str, base_url: str = "") -> Document:
         raise ParseError("the page nests its elements too deeply to read") from None
 
 
-_BIBLISTS = etree.XPath(
-    ".//*[contains(concat(' ', normalize-space(@class), ' '), ' ltx_biblist ')]"
-)
+_BIBLISTS = etree.XPath(".//*[self::ul or self::ol][contains(@class, 'ltx_biblist')]")
 
 
 def _bib_numbers(document: HtmlElement, raw: bytes) -> dict[str, tuple[str, str]]:
+    """Each bibliography entry's number and printed label, read before the body."""
     numbers: dict[str, tuple[str, str]] = {}
-    if b"ltx_biblist" in raw:
-        for biblist in _BIBLISTS(document):
-            for entry_id, number in entry_numbers(biblist).items():
-                numbers.setdefault(entry_id, number)
+    if b"ltx_biblist" not in raw:
+        return numbers
+    # LaTeXML puts the bibliography at the top level: its lists are found without a search
+    # of the whole page (which cost as much as a tenth of libxml2's parse); a broken
+    # conversion that nested it elsewhere is searched.
+    lists = [
+        child
+        for section in document
+        if type(section.tag) is str and "ltx_bibliography" in classes(section)
+        for child in section
+        if type(child.tag) is str and "ltx_biblist" in classes(child)
+    ]
+    if not lists:
+        lists = [el for el in _BIBLISTS(document) if "ltx_biblist" in classes(el)]
+    for biblist in lists:
+        for entry_id, number in entry_numbers(biblist).items():
+            numbers.setdefault(entry_id, number)
     return numbers
 
 

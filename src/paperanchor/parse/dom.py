@@ -24,14 +24,20 @@ def classes(el: HtmlElement) -> frozenset[str]:
     return _class_set(value) if value else _NO_CLASSES
 
 
+_LOCAL_TAGS: dict[str, str] = {}
+
+
 def tag_of(el: HtmlElement) -> str:
     """The local tag name, lowercased, with any namespace dropped; '' for comments."""
     tag = el.tag
     if type(tag) is not str:
         return ""
-    if "}" in tag or ":" in tag:
-        tag = tag.rpartition("}")[2].rpartition(":")[2]
-    return tag if tag.islower() else tag.lower()
+    local = _LOCAL_TAGS.get(tag)
+    if local is None:
+        local = tag.rpartition("}")[2].rpartition(":")[2].lower()
+        if len(_LOCAL_TAGS) < 4096:  # a page has a few dozen tag names; a hostile one, more
+            _LOCAL_TAGS[tag] = local
+    return local
 
 
 def squash(text: str) -> str:

@@ -36,16 +36,25 @@ _SECTIONS = frozenset(
 )
 
 
-def _by_class(name: str) -> etree.XPath:
-    return etree.XPath(f".//*[contains(concat(' ', normalize-space(@class), ' '), ' {name} ')]")
+class _ByClass:
+    """Elements with a class, in document order: libxml2's plain substring test first (about
+    four times cheaper than normalizing every class attribute in XPath), then the exact class."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._candidates = etree.XPath(f".//*[contains(@class, '{name}')]")
+
+    def __call__(self, top: HtmlElement) -> list[HtmlElement]:
+        return [el for el in self._candidates(top) if self.name in classes(el)]
+
+
+def _by_class(name: str) -> _ByClass:
+    return _ByClass(name)
 
 
 _ANY_DOCUMENT = _by_class("ltx_document")
 _ANY_ERROR = _by_class("ltx_ERROR")
-_ANY_AUTHOR = etree.XPath(
-    ".//*[contains(concat(' ', normalize-space(@class), ' '), ' ltx_creator ')]"
-    "[contains(concat(' ', normalize-space(@class), ' '), ' ltx_role_author ')]"
-)
+_ANY_CREATOR = _by_class("ltx_creator")
 _ANY_ABSTRACT = _by_class("ltx_abstract")
 _ANY_KEYWORDS = _by_class("ltx_keywords")
 
@@ -181,7 +190,7 @@ def scan(root: HtmlElement, raw: bytes) -> PageScan:
         elif found.keywords is None and "ltx_keywords" in cls:
             found.keywords = el
     if not found.authors and b"ltx_role_author" in raw:
-        found.authors = list(_ANY_AUTHOR(document))
+        found.authors = [el for el in _ANY_CREATOR(document) if "ltx_role_author" in classes(el)]
     if found.abstract is None and b"ltx_abstract" in raw:
         found.abstract = next(iter(_ANY_ABSTRACT(document)), None)
     if found.keywords is None and b"ltx_keywords" in raw:

@@ -48,8 +48,11 @@ def escape_text(text: str, *, brackets: bool = False) -> str:
     return "".join(out)
 
 
+_MAY_NEED = re.compile(r"[\\`*<~$\]&_\[]")
+
+
 def _needs_escape(text: str) -> bool:
-    return any(c in text for c in "\\`*<~$]&_[")
+    return _MAY_NEED.search(text) is not None
 
 
 def escape_line_start(markdown: str) -> str:
