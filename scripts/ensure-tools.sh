@@ -44,6 +44,11 @@ need latexmlc latexml                   # tests/test_fixtures.py rebuilds the sa
 need pdflatex texlive-latex-base texlive-latex-recommended texlive-fonts-recommended
 need bibtex texlive-bibtex-extra        # the PDF and BibTeX tests compile LaTeX for real
 need pdftotext poppler-utils            # the PDF source's tests read back what they made
+# the fixtures' LaTeX packages (booktabs, natbib, hyperref): pdflatex alone may come with latexml
+if command -v kpsewhich >/dev/null 2>&1 && ! kpsewhich booktabs.sty natbib.sty >/dev/null 2>&1; then
+  programs+=("booktabs.sty")
+  packages+=(texlive-latex-recommended)
+fi
 need npx nodejs npm                     # tests/api/test_inspector.py runs the MCP Inspector
 
 [ ${#programs[@]} -eq 0 ] && exit 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -13,7 +14,6 @@ from paperanchor.parse.dom import (
     classes,
     math_tex,
     squash,
-    tag_of,
     text_of,
 )
 from paperanchor.render.escape import (
@@ -126,31 +126,59 @@ def _content(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
     if el.text:
         out.add_text(el.text)
     for child in el:
-        if isinstance(child.tag, str):
+        if type(child.tag) is str:
             _element(child, ctx, out, skip)
         if child.tail:
             out.add_text(child.tail)
 
 
+# What an element is to the inline walk, by its tag and class attribute (a page repeats a few
+# hundred of those pairs: the decision is cached, not remade for each element).
+_PLAIN, _SKIPPED, _MATH, _NOTE, _BR, _IMG, _CITE, _LINK, _CELL = range(9)
+
+
+@functools.lru_cache(maxsize=8192)
+def _kind(raw_tag: str, class_value: str | None) -> tuple[int, str | None]:
+    tag = raw_tag.rpartition("}")[2].rpartition(":")[2].lower()
+    cls = frozenset(class_value.split()) if class_value else frozenset()
+    if tag in _SKIP_TAGS or not cls.isdisjoint(CHROME_CLASSES):
+        return _SKIPPED, None
+    if tag == "math":
+        return _MATH, None
+    if "ltx_note" in cls:
+        return _NOTE, None
+    simple = {"br": _BR, "img": _IMG, "cite": _CITE, "a": _LINK, "td": _CELL, "th": _CELL}
+    if tag in simple:
+        return simple[tag], None
+    marker = _TAG_EMPHASIS.get(tag)
+    if marker is None:
+        marker = next((candidate for name, candidate in _EMPHASIS if name in cls), None)
+    return _PLAIN, marker
+
+
 def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> None:
+    kind, marker = _kind(el.tag, el.get("class"))
+    if kind == _SKIPPED or (skip and not classes(el).isdisjoint(skip)):
+        return
     if ctx.inline_depth >= MAX_INLINE_DEPTH:
         out.add_text(text_of(el))  # deeper than any real page: its words, without recursion
         return
     ctx.inline_depth += 1
     try:
-        _markup(el, ctx, out, skip)
+        _markup(el, kind, marker, ctx, out, skip)
     finally:
         ctx.inline_depth -= 1
 
 
-def _markup(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> None:
-    tag = tag_of(el)
-    if tag in _SKIP_TAGS:
-        return
-    cls = classes(el)
-    if (skip and cls & skip) or not cls.isdisjoint(CHROME_CLASSES):
-        return
-    if tag == "math":
+def _markup(
+    el: HtmlElement,
+    kind: int,
+    marker: str | None,
+    ctx: ParseContext,
+    out: InlineResult,
+    skip: frozenset[str],
+) -> None:
+    if kind == _MATH:
         tex = math_tex(el)
         if not tex:
             return
@@ -164,18 +192,18 @@ def _markup(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozens
         else:
             out.add(f"${tex}$")
         return
-    if "ltx_note" in cls:
-        _note(el, cls, ctx, out)
+    if kind == _NOTE:
+        _note(el, classes(el), ctx, out)
         return
-    if tag == "br":
+    if kind == _BR:
         out.add(" ")
         return
-    if tag == "img":
+    if kind == _IMG:
         src = safe_url(ctx.absolute(el.get("src") or ""))
         if src:
             out.add(f"![{escape_label(el.get('alt') or '')}]({destination(src)})", "")
         return
-    if tag == "cite":
+    if kind == _CITE:
         for ref in el.iter("a"):
             href = ref.get("href") or ""
             anchor = href.rpartition("#")[2]
@@ -188,20 +216,14 @@ def _markup(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozens
         finally:
             ctx.cite_bracketed = outer
         return
-    if tag == "a":
-        _link(el, cls, ctx, out, skip)
+    if kind == _LINK:
+        _link(el, classes(el), ctx, out, skip)
         return
-    if tag in ("td", "th"):
+    if kind == _CELL:
         out.add(" ")
         _content(el, ctx, out, skip)
         out.add(" ")
         return
-    marker = _TAG_EMPHASIS.get(tag)
-    if marker is None:
-        for name, candidate in _EMPHASIS:
-            if name in cls:
-                marker = candidate
-                break
     if marker is None:
         _content(el, ctx, out, skip)
         return

@@ -14,11 +14,6 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, urlsplit
 
-# Characters escaped wherever they are: each can open markup in the middle of a line.
-_ALWAYS = frozenset("\\`*<~$")
-# A `]` that would close a link text (`](…)`, `][…]`), a `[` that would open a footnote
-# reference (`[^…]`), an `&` that would start an entity (`&lt;`, `&#60;`), and a `_` at a word
-# boundary (CommonMark does not treat an intraword `_` as emphasis).
 _BLOCK_START = re.compile(r"^(?:[#>+\-]|\d{1,9}[.)](?:\s|$)|\[)")
 _SAFE_SCHEMES = ("http", "https")
 
@@ -26,33 +21,20 @@ _SAFE_SCHEMES = ("http", "https")
 def escape_text(text: str, *, brackets: bool = False) -> str:
     """A run of the paper's words as Markdown that renders back to exactly those words;
     with `brackets`, every `[` and `]` is escaped too (text that sits inside `[…]`)."""
-    if not _needs_escape(text):
+    if _MAY_NEED.search(text) is None:  # most runs of words: one scan in C, nothing to do
         return text
-    out: list[str] = []
-    last = len(text) - 1
-    for index, char in enumerate(text):
-        if char in _ALWAYS or (brackets and char in "[]"):
-            out.append("\\" + char)
-        elif char == "]" and index < last and text[index + 1] in "([":
-            out.append("\\]")
-        elif char == "[" and index < last and text[index + 1] == "^":
-            out.append("\\[")
-        elif char == "&" and index < last and (text[index + 1].isalpha() or text[index + 1] == "#"):
-            out.append("\\&")
-        elif char == "_" and not (
-            0 < index < last and text[index - 1].isalnum() and text[index + 1].isalnum()
-        ):
-            out.append("\\_")
-        else:
-            out.append(char)
-    return "".join(out)
+    return (_ESCAPE_BRACKETS if brackets else _ESCAPE).sub(r"\\\g<0>", text)
 
 
+# One pass in C (a character loop in Python cost a tenth of the parse on citation-heavy pages):
+# the marks escaped wherever they are; a `]` that would close a link text (`](…)`, `][…]`); a
+# `[` that would open a footnote reference (`[^…]`); an `&` that would start an entity (`&lt;`,
+# `&#60;`); a `_` at a word boundary (CommonMark does not read an intraword `_` as emphasis).
+_MARKS = r"[\\`*<~$]|\](?=[(\[])|\[(?=\^)|&(?=[^\W\d_]|#)|(?<![^\W_])_|_(?![^\W_])"
+_FIRST = r"(?=[\\`*<~$\]\[&_])"  # positions that cannot start a mark fail at once
+_ESCAPE = re.compile(f"{_FIRST}(?:{_MARKS})")
+_ESCAPE_BRACKETS = re.compile(f"{_FIRST}(?:{_MARKS}|[\\[\\]])")
 _MAY_NEED = re.compile(r"[\\`*<~$\]&_\[]")
-
-
-def _needs_escape(text: str) -> bool:
-    return _MAY_NEED.search(text) is not None
 
 
 def escape_line_start(markdown: str) -> str:
