@@ -17,7 +17,16 @@ from datetime import UTC, datetime
 
 import httpx
 
-from bench import cache_bench, memory, parse_bench, pdf_bench, requests_bench, tokens, workers
+from bench import (
+    cache_bench,
+    memory,
+    parse_bench,
+    pdf_bench,
+    peers,
+    requests_bench,
+    tokens,
+    workers,
+)
 from bench.common import ROOT, machine, serve
 
 OUT = ROOT / "BENCHMARKS.md"
@@ -85,13 +94,14 @@ def main() -> int:
     tools_chars, tools_tokens = _tools_list_tokens()
     pdf_rows = pdf_bench.run(runs=1 if args.quick else pdf_bench.RUNS)
     pdf_peaks = pdf_bench.peaks()
+    peer_rows = peers.run(runs=1 if args.quick else peers.RUNS)
     profile = _profile_top()
     elapsed = time.monotonic() - started
     report = _report(parse_rows=parse_rows, peak=peak, server=server, req=req,
                      token_rows=token_rows, tools_chars=tools_chars, tools_tokens=tools_tokens,
                      profile=profile, elapsed=elapsed, worker_rows=worker_rows,
                      large=large, cache_rows=cache_rows, pdf_rows=pdf_rows,
-                     pdf_peaks=pdf_peaks)  # fmt: skip
+                     pdf_peaks=pdf_peaks, peer_rows=peer_rows)  # fmt: skip
     OUT.write_text(report, encoding="utf-8")
     print(f"wrote {OUT.relative_to(ROOT)} in {elapsed:.0f} s")
     return 0
@@ -117,6 +127,7 @@ def _report(  # type: ignore[no-untyped-def]
     cache_rows,
     pdf_rows,
     pdf_peaks,
+    peer_rows=None,
 ) -> str:
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
@@ -288,6 +299,18 @@ def _report(  # type: ignore[no-untyped-def]
             "load generator shares the same two cores.",
         ]
     lines += _pdf_section(pdf_rows, pdf_peaks)
+    if peer_rows is not None:
+        lines += [
+            "",
+            "## 9. Peers: the converters a user would pick instead, on the same pages",
+            "",
+            "Each turns every corpus page (but the failed conversion) into Markdown; speed is its",
+            "time ÷ a bare `lxml.html.fromstring` of the same bytes in the same run (median over",
+            "the pages, and all pages together); the counts are the corpus tests' rules, against",
+            "the page itself (`bench/peers.py`).",
+            "",
+            *peers.rows(peer_rows),
+        ]
     lines += [
         "",
         "## Profile of the slowest step",
