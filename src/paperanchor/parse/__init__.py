@@ -158,7 +158,7 @@ def _effective_base(base_url: str, base_href: str | None) -> str:
 
 
 def _document(page: PageScan, document: HtmlElement, ctx: ParseContext, base: str) -> Document:
-    abstract = parse_abstract(page.abstract, ctx)
+    abstract = parse_abstract(page.abstract, ctx, blocks_of)
     blocks = tuple(_body(document, ctx))
     if _died_before_the_body(abstract, blocks, document):
         # what is left of the page is error residue, not the paper: nothing to offer as text

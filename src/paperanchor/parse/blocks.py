@@ -20,6 +20,7 @@ from paperanchor.parse.dom import (
 from paperanchor.parse.equations import parse_equation, parse_group
 from paperanchor.parse.floats import is_float, parse_float, parse_tabular
 from paperanchor.parse.inline import inline_of, inline_of_elements
+from paperanchor.parse.sections import parse_section, section_kind
 from paperanchor.render.escape import escape_text
 from paperanchor.tree import (
     Block,
@@ -57,8 +58,6 @@ _SKIP_TAGS = frozenset({"hr"})
 
 
 def is_section(el: HtmlElement) -> bool:
-    from paperanchor.parse.sections import section_kind
-
     return section_kind(el) is not None
 
 
@@ -167,9 +166,7 @@ def block_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Block | None
     tag = tag_of(el)
     cls = classes(el)
     if is_section(el):
-        from paperanchor.parse.sections import parse_section
-
-        return parse_section(el, ctx, parent_id)
+        return parse_section(el, ctx, parent_id, blocks_of)
     if "ltx_para" in cls:
         para_id = el.get("id") or ctx.positional_id(parent_id, "p")
         return Paragraph(para_id, tuple(container_blocks(el, ctx, para_id)))

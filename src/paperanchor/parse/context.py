@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
+from paperanchor.parse.dom import HtmlElement
 from paperanchor.render.escape import safe_url
-from paperanchor.tree import Footnote
+from paperanchor.tree import Block, Footnote
 
 # How deep the walks may nest before what is below is read as plain text (SPEC §3, Limits).
 # The corpus nests blocks at most 15 deep (agd's broken conversion) and its whole DOM 42 deep
@@ -49,3 +51,8 @@ class ParseContext:
         except ValueError:  # a malformed URL on a hostile page
             return ""
         return safe_url(resolved) or ""
+
+
+# The block walk (`blocks.blocks_of`), handed to the modules it calls into (sections, floats, the
+# abstract), so that they need not import it back: the parser's modules import one way only.
+BlocksOf = Callable[[HtmlElement, "ParseContext", str], list[Block]]

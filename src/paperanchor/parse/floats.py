@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from paperanchor.parse.context import MAX_BLOCK_DEPTH, ParseContext
+from paperanchor.parse.context import MAX_BLOCK_DEPTH, BlocksOf, ParseContext
 from paperanchor.parse.dom import HtmlElement, children, classes, is_chrome, tag_of, text_of
 from paperanchor.parse.inline import inline_of
 from paperanchor.tree import Block, Figure, Inline, Table
 
 _TAG_WORD = re.compile(r"^[^\W\d_]+\.?\s+(?=\S)")
-BlocksOf = Callable[[HtmlElement, ParseContext, str], list[Block]]
 _FLOAT_CLASSES = frozenset({"ltx_figure", "ltx_table", "ltx_float"})
 
 

@@ -6,7 +6,7 @@ import re
 from urllib.parse import urlsplit
 
 from paperanchor.errors import BadRequest
-from paperanchor.parse.context import ParseContext
+from paperanchor.parse.context import BlocksOf, ParseContext
 from paperanchor.parse.dom import HtmlElement, children, classes, squash, tag_of, text_of
 from paperanchor.parse.inline import inline_of
 from paperanchor.refs import parse_ref
@@ -120,9 +120,9 @@ def _names(line: str) -> list[str]:
     return out
 
 
-def parse_abstract(element: HtmlElement | None, ctx: ParseContext) -> Section | None:
-    from paperanchor.parse.blocks import blocks_of
-
+def parse_abstract(
+    element: HtmlElement | None, ctx: ParseContext, blocks_of: BlocksOf
+) -> Section | None:
     if element is None:
         return None
     title = Inline("Abstract", "Abstract")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from paperanchor.parse.context import MAX_BLOCK_DEPTH, ParseContext
+from paperanchor.parse.bibliography import parse_bibliography
+from paperanchor.parse.context import MAX_BLOCK_DEPTH, BlocksOf, ParseContext
 from paperanchor.parse.dom import HtmlElement, children, classes, tag_of, text_of
 from paperanchor.parse.inline import inline_of
 from paperanchor.tree import Block, Inline, Section
@@ -89,11 +90,8 @@ def section_number(tag_text: str) -> str | None:
 
 
 def parse_section(
-    el: HtmlElement, ctx: ParseContext, parent_id: str, parent_level: int = 0
+    el: HtmlElement, ctx: ParseContext, parent_id: str, blocks_of: BlocksOf
 ) -> Section:
-    from paperanchor.parse.bibliography import parse_bibliography
-    from paperanchor.parse.blocks import blocks_of
-
     kind = section_kind(el) or "section"
     section_id = el.get("id") or ctx.positional_id(parent_id or "S", "sec")
     if kind in ("section", "subsection", "subsubsection") and _UNNUMBERED_ID.search(section_id):
@@ -124,7 +122,7 @@ def parse_section(
                 tag_text = text_of(node)
                 break
         title = inline_of(title_el, ctx, skip=frozenset({"ltx_tag", "ltx_note"}))[0]
-    level = base_level or min(parent_level + 1, 6)
+    level = base_level or 1
     return Section(
         section_id,
         kind,
