@@ -60,9 +60,9 @@ TRIM_AFTER_BYTES = 4 << 20
 # may take 1 GiB of address space and a core for up to a minute, and each parse holds one of
 # the worker threads every operation of the service runs in (six on a 2-core machine) while
 # it runs. Two bound the worst case at 2 GiB and leave four threads to everything else. More
-# buys little: the nine corpus PDFs parsed together took 10.3 s one at a time, 8.4 s two at a
-# time and 6.9 s four at a time (idle 2-core machine, /tmp/pdfconc.py in the commit), and
-# arXiv's PDFs arrive one per PAPERANCHOR_MIN_GAP_S (3 s) while a parse takes 0.3-4 s.
+# buys little (scripts/pdf_parses_at_once.py, the nine corpus PDFs on this 2-core machine, 1 /
+# 2 / 3 / 4 at once): 10.3 / 8.4 / - / 6.9 s idle, 19.5 / 11.3 / 10.3 / 13.4 s under a load of
+# 2; and arXiv's PDFs arrive one per PAPERANCHOR_MIN_GAP_S (3 s) while a parse takes 0.3-6 s.
 # The bound is the library's, and a process has one library (app.py, cli.py, api/mcp.py).
 PDF_PARSES = 2
 
