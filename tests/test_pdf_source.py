@@ -8,9 +8,7 @@ and the bad ones of tests/parse/pdf_samples.py; every parse is the real one.
 from __future__ import annotations
 
 import asyncio
-import io
 import threading
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,7 +37,7 @@ from tests.replay import (
     truncated,
     unframed,
 )
-from tests.test_sources import FAILED_PAGE, only_missing
+from tests.test_sources import FAILED_PAGE, _local_dir, only_missing
 
 # A two-column CVPR paper of 10 pages whose margin stamp reads arXiv:1804.07821v1.
 PAPER = "1804.07821"
@@ -49,16 +47,6 @@ EXCERPT = "excerpts/1903.10676-1page.pdf"  # a page cut from a paper: no stamp
 
 def pdf_bytes(replay: Any, name: str) -> bytes:
     return bytes(replay.corpus_pdf_bytes(name))
-
-
-def encrypted_pdf() -> bytes:
-    from pypdf import PdfReader, PdfWriter
-
-    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_samples.paper_pdf())))
-    writer.encrypt("secret", algorithm="AES-256")
-    out = io.BytesIO()
-    writer.write(out)
-    return out.getvalue()
 
 
 # -- the PDF when no HTML source has the paper ----------------------------------------------
@@ -295,7 +283,7 @@ def test_a_scanned_pdf_of_an_unknown_paper_still_names_no_unknown_paper(replay, 
 
 
 def test_an_encrypted_pdf_is_an_upstream_error_naming_the_paper(replay, tmp_path):
-    replay.script("/pdf/2401.00048", pdf(encrypted_pdf()))
+    replay.script("/pdf/2401.00048", pdf(pdf_samples.encrypted_pdf()))
 
     with pytest.raises(
         UpstreamError, match=r"^arXiv's PDF of 2401\.00048 cannot be read: .*password"
@@ -356,21 +344,6 @@ def test_an_empty_pdf_base_disables_the_pdf_source(replay, tmp_path):
 # -- the local directory ---------------------------------------------------------------------
 
 
-def _local(tmp_path: Path, corpus: Path, files: dict[str, str | bytes]) -> Path:
-    """A local directory: corpus PDFs and pages linked in place (never copied), or bytes."""
-    directory = tmp_path / "local"
-    directory.mkdir()
-    for name, content in files.items():
-        target = directory / name
-        if isinstance(content, bytes):
-            target.write_bytes(content)
-        elif content.endswith(".pdf"):
-            target.symlink_to(corpus / "pdf" / content)
-        else:
-            target.symlink_to(corpus / "html" / content)
-    return directory
-
-
 @pytest.mark.parametrize(
     ("files", "asked", "idv", "confirmed", "served_from"),
     [
@@ -402,7 +375,7 @@ def _local(tmp_path: Path, corpus: Path, files: dict[str, str | bytes]) -> Path:
 def test_the_local_directory_serves_pdfs_after_its_html_files(
     replay, tmp_path, corpus, files, asked, idv, confirmed, served_from
 ):
-    local = _local(tmp_path, corpus, files)
+    local = _local_dir(tmp_path, corpus, files)
 
     loaded = asyncio.run(load(replay.settings(tmp_path / "cache", local_dir=local), asked))
 
@@ -416,7 +389,7 @@ def test_the_local_directory_serves_pdfs_after_its_html_files(
 
 def test_a_local_pdf_of_another_version_is_passed_over_for_the_network(replay, tmp_path, corpus):
     # its stamp says v1; v2 was asked for
-    local = _local(tmp_path, corpus, {"1804.07821.pdf": "1804.07821v1.pdf"})
+    local = _local_dir(tmp_path, corpus, {"1804.07821.pdf": "1804.07821v1.pdf"})
 
     with pytest.raises(NotFound):
         asyncio.run(load(replay.settings(tmp_path / "cache", local_dir=local), "1804.07821v2"))
@@ -425,7 +398,7 @@ def test_a_local_pdf_of_another_version_is_passed_over_for_the_network(replay, t
 
 
 def test_a_scanned_local_pdf_is_not_found_with_the_reason_naming_the_file(replay, tmp_path, corpus):
-    local = _local(tmp_path, corpus, {"scan.pdf": pdf_samples.scanned_pdf()})
+    local = _local_dir(tmp_path, corpus, {"scan.pdf": pdf_samples.scanned_pdf()})
 
     with pytest.raises(NotFound) as error:
         asyncio.run(load(replay.settings(tmp_path / "cache", local_dir=local), "local/scan"))
@@ -438,7 +411,7 @@ def test_a_scanned_local_pdf_is_not_found_with_the_reason_naming_the_file(replay
 
 
 def test_an_unknown_local_document_names_both_files_it_looked_for(replay, tmp_path, corpus):
-    local = _local(tmp_path, corpus, {})
+    local = _local_dir(tmp_path, corpus, {})
 
     with pytest.raises(NotFound) as error:
         asyncio.run(load(replay.settings(tmp_path / "cache", local_dir=local), "local/draft"))
@@ -482,7 +455,9 @@ NAMES = ["1111.2011v2", "1201.3077v1", "2304.02623v1", "2501.10120v1", "2206.108
 
 
 def test_at_most_pdf_parses_pdfs_are_parsed_at_once(replay, tmp_path, corpus):
-    local = _local(tmp_path, corpus, {f"p{i}.pdf": f"{name}.pdf" for i, name in enumerate(NAMES)})
+    local = _local_dir(
+        tmp_path, corpus, {f"p{i}.pdf": f"{name}.pdf" for i, name in enumerate(NAMES)}
+    )
     settings = replay.settings(tmp_path / "cache", local_dir=local)
     gauge = Gauge()
 
@@ -502,7 +477,7 @@ def test_at_most_pdf_parses_pdfs_are_parsed_at_once(replay, tmp_path, corpus):
 def test_a_cancelled_pdf_parse_keeps_its_slot_until_its_child_ends(replay, tmp_path, corpus):
     # the 79-page paper takes seconds; two more parses start while it runs on, cancelled
     files = {"long.pdf": "2407.01603v3.pdf", "a.pdf": "1201.3077v1.pdf", "b.pdf": "1111.2011v2.pdf"}
-    settings = replay.settings(tmp_path / "cache", local_dir=_local(tmp_path, corpus, files))
+    settings = replay.settings(tmp_path / "cache", local_dir=_local_dir(tmp_path, corpus, files))
     gauge = Gauge()
 
     async def main() -> tuple[int, int]:

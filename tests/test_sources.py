@@ -434,7 +434,7 @@ def test_offline_still_serves_what_is_cached(replay, tmp_path):
 
 
 def _local_dir(tmp_path: Path, corpus: Path, files: dict[str, str | bytes]) -> Path:
-    """A local directory: corpus pages linked in place (never copied), or given bytes."""
+    """A local directory: corpus pages and PDFs linked in place (never copied), or given bytes."""
     directory = tmp_path / "local"
     directory.mkdir()
     for name, content in files.items():
@@ -442,7 +442,7 @@ def _local_dir(tmp_path: Path, corpus: Path, files: dict[str, str | bytes]) -> P
         if isinstance(content, bytes):
             target.write_bytes(gzip.compress(content) if name.endswith(".gz") else content)
         else:
-            target.symlink_to(corpus / "html" / content)
+            target.symlink_to(corpus / ("pdf" if content.endswith(".pdf") else "html") / content)
     return directory
 
 

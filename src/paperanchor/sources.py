@@ -269,17 +269,7 @@ class Sources:
         if absent is not None:
             return absent
         # The final URL's version, else the PDF's own margin stamp (library.py reads it).
-        found = version_in_url(answer.url, ref.paper)
-        return FetchedPage(
-            ref.with_version(found),
-            answer.body,
-            "pdf",
-            answer.url,
-            found is not None,
-            answer.url,
-            ref,
-            kind="pdf",
-        )
+        return _at_final_url(answer, ref, "pdf", "pdf")
 
     async def _arxiv(self, ref: PaperRef, base: str) -> FetchedPage | _Absent:
         answer = await self._get_following(f"{base}/{ref.idv}", ref, "arXiv")
@@ -288,16 +278,7 @@ class Sources:
         absent = _classify(answer, ref, "arXiv")
         if absent is not None:
             return absent
-        found = version_in_url(answer.url, ref.paper)
-        return FetchedPage(
-            ref.with_version(found),
-            answer.body,
-            "arxiv",
-            answer.url,
-            found is not None,
-            answer.url,
-            ref,
-        )
+        return _at_final_url(answer, ref, "arxiv")
 
     async def _ar5iv(self, ref: PaperRef, base: str) -> FetchedPage | _Absent:
         # ar5iv keeps one rendering per paper: ask for the bare id, and never report the
@@ -392,6 +373,23 @@ def version_in_url(url: str, paper: str) -> int | None:
     for this paper only."""
     match = re.search(rf"/{re.escape(paper)}v([1-9]\d*)(?:\.pdf)?/?$", urlsplit(url).path)
     return int(match[1]) if match else None
+
+
+def _at_final_url(
+    answer: _Answer, ref: PaperRef, source: SourceName, kind: PageKind = "html"
+) -> FetchedPage:
+    """arXiv's answer as a page, its version the final URL's when it names one (confirmed)."""
+    found = version_in_url(answer.url, ref.paper)
+    return FetchedPage(
+        ref.with_version(found),
+        answer.body,
+        source,
+        answer.url,
+        found is not None,
+        answer.url,
+        ref,
+        kind=kind,
+    )
 
 
 def _classify(answer: _Answer, ref: PaperRef, label: str) -> _Absent | None:

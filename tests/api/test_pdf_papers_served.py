@@ -30,6 +30,7 @@ from paperanchor.parse import PARSER_VERSION
 from paperanchor.refs import parse_ref
 from tests.api.conftest import settings_for
 from tests.api.live import LiveServer, live_server
+from tests.conftest import FIXTURES
 from tests.parse.pdf_samples import scanned_pdf
 from tests.replay import as_pdf, cache_entries, huge_pdf, no_html, page, pdf, truncated
 from tests.test_pdf_papers import PAPERS, Expected
@@ -248,17 +249,43 @@ def test_a_bad_pdf_is_the_same_clear_error_in_both_doors_and_nothing_is_cached(
 def test_a_failed_arxiv_rendering_and_no_ar5iv_page_serve_the_pdf_through_the_server(
     pdf_server: LiveServer, replay: Any
 ) -> None:
-    replay.script("/html/2304.02623", page(replay.corpus_page("2608.30667v1.arxiv.html")))
+    paper = "2402.00200"  # a paper of its own: the module's server caches what it served
+    replay.script(f"/html/{paper}", page(replay.corpus_page("2608.30667v1.arxiv.html")))
+    replay.script(f"/pdf/{paper}", pdf(replay.corpus_pdf_bytes(BODY)))
 
     with pdf_server.client() as http:
-        outline = _ok(http.get("/2304.02623/outline.json"))
+        outline = _ok(http.get(f"/{paper}/outline.json"))
 
-    assert (outline["source"], outline["idv"], outline["quality"]) == (
-        "pdf",
-        "2304.02623v1",
-        "degraded",
-    )
+    assert (outline["source"], outline["quality"]) == ("pdf", "degraded")
+    assert outline["title"].startswith("Beyond Summarization")
+    # the stamp names 2304.02623v1, another paper: no evidence of this one's version
+    assert (outline["idv"], outline["versionConfirmed"]) == (paper, False)
     fetched = [p for p in replay.paths() if not p.startswith(("/api/", "/graph/"))]
-    assert fetched == ["/html/2304.02623", "/ar5iv/html/2304.02623", "/pdf/2304.02623"]
-    keys = {key for key in cache_entries(pdf_server.settings.cache_dir) if "2304.02623" in key}
-    assert keys == {f"paper:{PARSER_VERSION}:2304.02623v1", "latest:2304.02623"}
+    assert fetched == [f"/html/{paper}", f"/ar5iv/html/{paper}", f"/pdf/{paper}"]
+    # the PDF's tree only: nothing of the failed rendering
+    keys = {key for key in cache_entries(pdf_server.settings.cache_dir) if paper in key}
+    assert keys == {f"paper:{PARSER_VERSION}:{paper}"}
+
+
+def test_a_private_draft_in_the_local_directory_is_read_through_the_server(
+    replay: Any, tmp_path: Path
+) -> None:
+    drafts = tmp_path / "drafts"
+    drafts.mkdir()
+    (drafts / "draft.pdf").symlink_to(FIXTURES / "pdf" / "short.pdf")
+    settings = settings_for(replay, tmp_path / "cache", local_dir=drafts, offline=True)
+
+    with live_server(settings) as server, server.client() as http:
+        outline = _ok(http.get("/local/draft/outline.json"))
+        cite = _ok(http.get("/local/draft/cite/S2.p1.json"))
+        landing = _ok(http.get("/", headers={"Accept": "text/html"}))
+        (result,) = _mcp(server.url, [("read", {"paper": "local/draft", "anchor": "S2"})])
+
+    assert (outline["source"], outline["quality"]) == ("local", "degraded")
+    assert outline["sourceUrl"] == "draft.pdf"  # the file's name, never the server's folder
+    assert outline["title"] == "Sparse Anchoring for Incremental Document Alignment"
+    assert [s["id"] for s in outline["sections"]] == ["S1", "S2", "S3", "bib"]
+    assert cite["permalink"] is None  # a local document has no public address
+    assert 'href="/local/draft"' in landing  # listed on the landing page
+    assert _text(result).startswith("# 2 Method\n\nLet the old version consist of paragraphs")
+    assert replay.requests == []
