@@ -154,6 +154,18 @@ def test_a_failed_rendering_beside_a_scanned_pdf_is_served_as_failed_and_never_c
     assert cache_entries(tmp_path) == {}
 
 
+def test_a_failed_rendering_beside_a_pdf_the_reader_refuses_is_served_as_failed(
+    replay, tmp_path
+):
+    replay.script("/html/2608.30667", page(replay.corpus_page(FAILED_PAGE)))
+    replay.script("/pdf/2608.30667", pdf(pdf_samples.encrypted_pdf()))
+
+    loaded = asyncio.run(load(replay.settings(tmp_path), "2608.30667"))
+
+    assert (loaded.source, loaded.document.quality) == ("arxiv", "failed")
+    assert cache_entries(tmp_path) == {}
+
+
 def test_concurrent_requests_for_one_pdf_paper_make_one_upstream_get(replay, tmp_path):
     body = pdf_bytes(replay, "2304.02623v1.pdf")
     # a trickled body keeps the fetch in flight while all ten requests arrive

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from paperanchor.codec import Codec
-from paperanchor.errors import BadRequest, NotFound, PaperAnchorError
+from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, TooLarge
 from paperanchor.flight import SingleFlight
 from paperanchor.parse.pdf import parse_pdf
 from paperanchor.refs import PaperRef, parse_ref
@@ -219,6 +219,12 @@ class Library:
                     except _NoText as exc:
                         unreadable.append(exc.detail)
                         continue  # not a paper to serve: a later source may have one
+                    except (ParseError, TooLarge) as exc:
+                        if failed is None or page.kind != "pdf":
+                            raise
+                        # a PDF the reader refuses is no better than the failed rendering
+                        log.info("%s; serving the failed rendering", exc.detail)
+                        continue
                     if local is None:
                         continue  # a local file holds another version than the one asked for
                     loaded = local
