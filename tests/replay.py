@@ -7,6 +7,7 @@ responses. Every response closes its connection, so each upstream request is one
 
     arXiv   {base_url}/html/<ref>        (PAPERANCHOR_ARXIV_HTML_URL = replay.arxiv_url)
     ar5iv   {base_url}/ar5iv/html/<ref>  (PAPERANCHOR_AR5IV_URL = replay.ar5iv_url)
+    PDF     {base_url}/pdf/<ref>         (PAPERANCHOR_ARXIV_PDF_URL = replay.pdf_url)
     arXiv API         {base_url}/api/query?…   (PAPERANCHOR_ARXIV_API_URL = replay.arxiv_api_url)
     Semantic Scholar  {base_url}/graph/v1/…    (PAPERANCHOR_S2_URL = replay.s2_url)
 
@@ -15,8 +16,11 @@ with the recorded status, matched on the request's path and query; an unrecorded
 under them is a 404 that says so.
 
 Unscripted paths follow the real services: the corpus pages below are served, arXiv answers
-other ids 404 ("No HTML for …" for the ar5iv-only papers), ar5iv redirects unknown ids to
-https://arxiv.org/abs/<ref> (another host: a client must not follow it).
+other ids 404 ("No HTML for …" for the ar5iv-only papers and the corpus PDFs' papers), ar5iv
+redirects unknown ids to https://arxiv.org/abs/<ref> (another host: a client must not follow
+it). The PDFs of corpus/pdf are served as arXiv serves a PDF: at the id with its version
+(`/pdf/1804.07821v1`) and, as the latest, at the bare id (`/pdf/1804.07821`, no redirect: the
+version is in the PDF's margin stamp); other ids are a 404.
 """
 
 from __future__ import annotations
@@ -30,16 +34,18 @@ import re
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 ARXIV = "/html"
 AR5IV = "/ar5iv/html"
+PDF = "/pdf"
 ARXIV_API = "/api/query"
 S2_API = "/graph/v1"
 HTML = (("Content-Type", "text/html; charset=utf-8"),)
+PDF_TYPE = (("Content-Type", "application/pdf"),)
 
 # Papers the replay serves without a script: arXiv id -> (corpus file, arXiv's latest version).
 ARXIV_PAPERS = {"2501.11120": ("2501.11120v1.arxiv.html", 1)}
@@ -139,6 +145,23 @@ def encoded(body: bytes, encoding: str, code: int = 200) -> Reply:
     return Reply(code, body, (("Content-Encoding", encoding), *HTML))
 
 
+def pdf(body: bytes) -> Reply:
+    """A PDF as arXiv serves one."""
+    return Reply(200, body, PDF_TYPE)
+
+
+def as_pdf(reply: Reply) -> Reply:
+    """`reply` (a cut body, a trickle, random bytes …) served as `application/pdf`."""
+    return replace(reply, headers=PDF_TYPE)
+
+
+def huge_pdf(size: int, *, declared: bool = False) -> Reply:
+    """A PDF of `size` bytes (a header, then filler), streamed chunked, or with its length."""
+    body = b"%PDF-1.5\n" + b"%" + b"x" * 1023 + b"\n"
+    body = (body * (size // len(body) + 1))[:size]
+    return Reply(200, body, PDF_TYPE, chunked=not declared)
+
+
 def huge(size: int) -> Reply:
     """An HTML page of `size` bytes, streamed chunked, so no Content-Length warns the client."""
     head = b"<!DOCTYPE html><html><body><article class='ltx_document'>"
@@ -155,6 +178,7 @@ class Replay:
 
     def __init__(self, corpus_html: Path) -> None:
         self.corpus_html = corpus_html
+        self.corpus_pdf = corpus_html.parent / "pdf"
         self.port = 0
         self._lock = threading.Lock()
         self._scripts: dict[str, list[Reply]] = {}
@@ -165,6 +189,7 @@ class Replay:
         self._tasks: set[asyncio.Task[None]] = set()
         self._thread: threading.Thread | None = None
         self._recordings: Recordings | None = None
+        self._pdfs: dict[str, str] | None = None
 
     @property
     def base_url(self) -> str:
@@ -194,12 +219,30 @@ class Replay:
     def ar5iv_url(self) -> str:
         return self.base_url + AR5IV
 
+    @property
+    def pdf_url(self) -> str:
+        return self.base_url + PDF
+
+    def corpus_pdfs(self) -> dict[str, str]:
+        """The corpus PDFs of whole papers served by default: arXiv id -> idv (each file is
+        named by the version stamped in its margin)."""
+        names = sorted(path.stem for path in self.corpus_pdf.glob("*.pdf"))
+        return {re.sub(r"v\d+$", "", name): name for name in names}
+
+    def corpus_pdf_bytes(self, name: str) -> bytes:
+        """A file of corpus/pdf (`excerpts/…` included), read in place once."""
+        return self._read_once(self.corpus_pdf / name)
+
     def corpus_page(self, name: str) -> bytes:
         """A corpus file's bytes, read in place once."""
+        return self._read_once(self.corpus_html / name)
+
+    def _read_once(self, path: Path) -> bytes:
         with self._lock:
-            if name not in self._pages:
-                self._pages[name] = (self.corpus_html / name).read_bytes()
-            return self._pages[name]
+            key = str(path)
+            if key not in self._pages:
+                self._pages[key] = path.read_bytes()
+            return self._pages[key]
 
     def script(self, path: str, *replies: Reply) -> None:
         """Answer `path` with `replies` in order; the last one repeats forever."""
@@ -229,6 +272,7 @@ class Replay:
         env = {
             "PAPERANCHOR_ARXIV_HTML_URL": self.arxiv_url,
             "PAPERANCHOR_AR5IV_URL": self.ar5iv_url,
+            "PAPERANCHOR_ARXIV_PDF_URL": self.pdf_url,
             "PAPERANCHOR_ARXIV_API_URL": self.arxiv_api_url,
             "PAPERANCHOR_S2_URL": self.s2_url,
             "PAPERANCHOR_MIN_GAP_S": "0",
@@ -247,6 +291,7 @@ class Replay:
         values: dict[str, Any] = {
             "arxiv_html_url": self.arxiv_url,
             "ar5iv_url": self.ar5iv_url,
+            "arxiv_pdf_url": self.pdf_url,
             "cache_dir": cache_dir,
             "local_dir": None,
             "offline": False,
@@ -379,9 +424,22 @@ class Replay:
                     return redirect(f"{ARXIV}/{paper}v{latest}")
                 if ref == f"{paper}v{latest}":
                     return page(self.corpus_page(name))
-            if re.sub(r"v\d+$", "", ref) in AR5IV_PAPERS:
+            if re.sub(r"v\d+$", "", ref) in AR5IV_PAPERS or self._pdf_of(ref):
                 return no_html(ref)
+        if path.startswith(PDF + "/"):
+            name = self._pdf_of(path[len(PDF) + 1 :].removesuffix(".pdf"))
+            if name is not None:
+                return pdf(self.corpus_pdf_bytes(f"{name}.pdf"))
         return not_found()
+
+    def _pdf_of(self, ref: str) -> str | None:
+        """The corpus PDF arXiv would serve for `ref`: its own version, or the latest."""
+        with self._lock:
+            if self._pdfs is None:
+                self._pdfs = self.corpus_pdfs()
+            pdfs = self._pdfs
+        latest = pdfs.get(ref)
+        return latest if latest is not None else (ref if ref in pdfs.values() else None)
 
 
 # -- recorded API answers --------------------------------------------------------------------

@@ -62,3 +62,22 @@ def test_a_huge_folder_costs_a_bounded_scan_and_a_bounded_list(tmp_path: Path, m
 
 def test_a_missing_folder_lists_nothing(tmp_path: Path) -> None:
     assert local_files(tmp_path / "gone") == ([], 0)
+
+
+def test_a_pdf_is_listed_by_its_reference_unless_an_html_file_of_its_name_opens_instead(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "draft.pdf").write_bytes(b"%PDF-1.5\n")
+    (tmp_path / "1804.07821v1.pdf").write_bytes(b"%PDF-1.5\n")
+    (tmp_path / "notes.html").write_bytes(_page("Notes"))
+    (tmp_path / "notes.pdf").write_bytes(b"%PDF-1.5\n")  # local/notes opens notes.html
+
+    listed, more = local_files(tmp_path)
+
+    # a PDF's title is in its text layer: only a parse would find it
+    assert listed == [
+        LocalFile("1804.07821v1", "1804.07821v1.pdf", None),
+        LocalFile("local/draft", "draft.pdf", None),
+        LocalFile("local/notes", "notes.html", "Notes"),
+    ]
+    assert more == 0

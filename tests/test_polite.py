@@ -222,10 +222,12 @@ def test_a_pause_in_redis_lasts_an_hour_at_most_even_one_an_older_server_left(
 
 
 def unreachable_settings(replay, tmp_path, arxiv: str, ar5iv: str, **overrides: Any) -> Settings:
-    """The default politeness (3 s gap, 3 retries, 1 s backoff) with the given bases."""
+    """The default politeness (3 s gap, 3 retries, 1 s backoff) with the given bases; the
+    PDF on arXiv's host, as by default."""
     values: dict[str, Any] = {
         "arxiv_html_url": arxiv,
         "ar5iv_url": ar5iv,
+        "arxiv_pdf_url": arxiv.rsplit("/", 1)[0] + "/pdf",
         "min_gap_s": 3,
         "max_retries": 3,
         "backoff_s": 1,
@@ -386,12 +388,12 @@ def test_a_paper_that_exists_nowhere_is_remembered_for_not_found_ttl_s(replay, t
     for _ in range(3):
         with pytest.raises(NotFound, match=r"^Unknown paper 1706\.99999$"):
             asyncio.run(load(settings, "1706.99999"))
-    assert replay.count() == 2  # arXiv and ar5iv, once
+    assert replay.count() == 3  # arXiv, ar5iv and the PDF, once
 
     time.sleep(0.6)
     with pytest.raises(NotFound):
         asyncio.run(load(settings, "1706.99999"))
-    assert replay.count() == 4
+    assert replay.count() == 6
 
 
 def test_not_found_is_remembered_across_processes_sharing_redis(replay, shared_redis, tmp_path):
@@ -409,7 +411,7 @@ def test_not_found_is_remembered_across_processes_sharing_redis(replay, shared_r
 
     assert isinstance(first, NotFound) and isinstance(second, NotFound)
     assert str(first) == str(second) == "Unknown paper 2401.00001"
-    assert replay.count() == 2
+    assert replay.count() == 3
     ttl = int(shared_redis.command("PTTL", "paperanchor:missing:2401.00001").lstrip(":"))
     assert 590_000 < ttl <= 600_000
 
@@ -454,7 +456,7 @@ def test_a_remembered_not_found_that_is_not_one_is_ignored(replay, tmp_path, cra
     with pytest.raises(NotFound, match=r"^Unknown paper 2401\.00001$"):
         asyncio.run(load(replay.settings(tmp_path), "2401.00001"))
 
-    assert replay.count() == 2  # asked again
+    assert replay.count() == 3  # asked again
 
 
 # -- bounded queues --------------------------------------------------------------------------

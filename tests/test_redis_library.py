@@ -209,7 +209,7 @@ def test_processes_waiting_for_a_failed_fetch_get_its_error_without_fetching(
 
     assert all(isinstance(error, NotFound) for error in errors)
     assert {str(error) for error in errors} == {"Unknown paper 2401.00009v1"}
-    assert replay.paths() == ["/html/2401.00009v1", "/ar5iv/html/2401.00009"]
+    assert replay.paths() == ["/html/2401.00009v1", "/ar5iv/html/2401.00009", "/pdf/2401.00009v1"]
 
 
 def test_a_long_retry_after_pauses_the_host_for_every_process(replay, shared_redis, tmp_path):

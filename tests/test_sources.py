@@ -124,19 +124,30 @@ def test_an_unknown_paper_is_not_found_and_no_request_leaves_loopback(
         asyncio.run(load(replay.settings(tmp_path), "1706.99999"))
 
     # ar5iv answered with a redirect to https://arxiv.org/abs/1706.99999: recognised, not followed.
-    assert replay.paths() == ["/html/1706.99999", "/ar5iv/html/1706.99999"]
+    assert replay.paths() == ["/html/1706.99999", "/ar5iv/html/1706.99999", "/pdf/1706.99999"]
     assert loopback_only == []
     assert only_missing(cache_entries(tmp_path), "1706.99999")
 
 
-def test_a_paper_without_html_anywhere_says_so(replay, loopback_only, tmp_path):
+def test_a_paper_without_html_anywhere_and_no_pdf_says_so(replay, loopback_only, tmp_path):
+    replay.script("/html/2401.00001", no_html("2401.00001"))
+
+    with pytest.raises(
+        NotFound, match=r"^No HTML rendering of 2401\.00001 on arXiv or ar5iv, and no PDF on arXiv$"
+    ):
+        asyncio.run(load(replay.settings(tmp_path), "2401.00001"))
+
+    assert replay.paths() == ["/html/2401.00001", "/ar5iv/html/2401.00001", "/pdf/2401.00001"]
+    assert loopback_only == [] and only_missing(cache_entries(tmp_path), "2401.00001")
+
+
+def test_without_the_pdf_source_a_paper_without_html_says_only_that(replay, tmp_path):
     replay.script("/html/2401.00001", no_html("2401.00001"))
 
     with pytest.raises(NotFound, match=r"^No HTML rendering of 2401\.00001 on arXiv or ar5iv$"):
-        asyncio.run(load(replay.settings(tmp_path), "2401.00001"))
+        asyncio.run(load(replay.settings(tmp_path, arxiv_pdf_url=""), "2401.00001"))
 
     assert replay.paths() == ["/html/2401.00001", "/ar5iv/html/2401.00001"]
-    assert loopback_only == [] and only_missing(cache_entries(tmp_path), "2401.00001")
 
 
 @pytest.mark.parametrize(
@@ -154,7 +165,7 @@ def test_an_ar5iv_answer_that_is_not_a_paper_counts_as_absent(replay, tmp_path, 
     with pytest.raises(NotFound, match=r"2401\.00002"):
         asyncio.run(load(replay.settings(tmp_path), "2401.00002"))
 
-    assert replay.paths() == ["/html/2401.00002", "/ar5iv/html/2401.00002"]
+    assert replay.paths() == ["/html/2401.00002", "/ar5iv/html/2401.00002", "/pdf/2401.00002"]
     assert only_missing(cache_entries(tmp_path), "2401.00002")
 
 
@@ -394,7 +405,7 @@ def test_an_empty_base_url_disables_that_source(replay, tmp_path):
 
 
 def test_with_no_source_configured_a_paper_is_not_found_without_requests(replay, tmp_path):
-    settings = replay.settings(tmp_path, arxiv_html_url="", ar5iv_url="")
+    settings = replay.settings(tmp_path, arxiv_html_url="", ar5iv_url="", arxiv_pdf_url="")
 
     with pytest.raises(NotFound, match="no network source is configured"):
         asyncio.run(fetch(settings, "2501.11120"))
@@ -423,7 +434,7 @@ def test_offline_still_serves_what_is_cached(replay, tmp_path):
 
 
 def _local_dir(tmp_path: Path, corpus: Path, files: dict[str, str | bytes]) -> Path:
-    """A local directory: corpus pages linked in place (never copied), or given bytes."""
+    """A local directory: corpus pages and PDFs linked in place (never copied), or given bytes."""
     directory = tmp_path / "local"
     directory.mkdir()
     for name, content in files.items():
@@ -431,7 +442,7 @@ def _local_dir(tmp_path: Path, corpus: Path, files: dict[str, str | bytes]) -> P
         if isinstance(content, bytes):
             target.write_bytes(gzip.compress(content) if name.endswith(".gz") else content)
         else:
-            target.symlink_to(corpus / "html" / content)
+            target.symlink_to(corpus / ("pdf" if content.endswith(".pdf") else "html") / content)
     return directory
 
 
@@ -704,8 +715,8 @@ def test_a_failed_rendering_no_source_betters_is_served_as_failed_and_never_cach
     assert loaded.document.quality == "failed" and loaded.document.sections == ()
     assert (loaded.source, loaded.idv, loaded.version_confirmed) == ("arxiv", "2608.30667v1", True)
     assert again.document.quality == "failed"
-    # asked of both sources each time: nothing of a failed rendering is cached
-    assert replay.paths() == ["/html/2608.30667", "/ar5iv/html/2608.30667"] * 2
+    # asked of every source each time: nothing of a failed rendering is cached
+    assert replay.paths() == ["/html/2608.30667", "/ar5iv/html/2608.30667", "/pdf/2608.30667"] * 2
     assert cache_entries(tmp_path) == {}
 
 

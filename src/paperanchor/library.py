@@ -13,11 +13,12 @@ from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from paperanchor.codec import Codec
-from paperanchor.errors import BadRequest, NotFound
+from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, TooLarge
 from paperanchor.flight import SingleFlight
+from paperanchor.parse.pdf import parse_pdf
 from paperanchor.refs import PaperRef, parse_ref
 from paperanchor.settings import Settings
 from paperanchor.shared import Shared
@@ -55,6 +56,15 @@ MEMORY_PER_ENTRY_BYTE = 10
 # takes 150 ms after that page and 7 ms after a 0.7 MB one, so it runs after pages or entries
 # at least this big.
 TRIM_AFTER_BYTES = 4 << 20
+# PDFs parsed at once in a process (each in a child of its own, parse/pdf/extract.py). A child
+# may take 1 GiB of address space and a core for up to a minute, and each parse holds one of
+# the worker threads every operation of the service runs in (six on a 2-core machine) while
+# it runs. Two bound the worst case at 2 GiB and leave four threads to everything else. More
+# buys little (scripts/pdf_parses_at_once.py, the nine corpus PDFs on this 2-core machine, 1 /
+# 2 / 3 / 4 at once): 10.3 / 8.4 / - / 6.9 s idle, 19.5 / 11.3 / 10.3 / 13.4 s under a load of
+# 2; and arXiv's PDFs arrive one per PAPERANCHOR_MIN_GAP_S (3 s) while a parse takes 0.3-6 s.
+# The bound is the library's, and a process has one library (app.py, cli.py, api/mcp.py).
+PDF_PARSES = 2
 
 
 @dataclass(frozen=True, slots=True, weakref_slot=True)
@@ -106,10 +116,13 @@ class Library:
         parser_version: str,
         store: Store | None = None,
         sources: Sources | None = None,
+        parse_pdf: Parse = parse_pdf,
     ) -> None:
         self.settings = settings
         self.parser_version = parser_version
         self._parse = parse
+        self._parse_pdf = parse_pdf
+        self._pdf_slots = asyncio.Semaphore(PDF_PARSES)
         # What the library opens it closes; a store or sources passed in stay the caller's.
         self._owns_store = store is None
         self._owns_sources = sources is None
@@ -191,22 +204,30 @@ class Library:
         PAPERANCHOR_NOT_FOUND_TTL_S.
         """
         failed: LoadedPaper | None = None
+        unreadable: list[str] = []  # PDFs without a text layer, each a reason
         try:
             async with aclosing(self.sources.pages(ref)) as pages:
                 async for page in pages:
-                    if page.source == "local":
-                        local = await self._local_paper(page)
-                        if local is None:
-                            continue  # the file holds another version than the one asked for
-                        loaded = local
-                    else:
-                        self.fetches += 1
-                        base_url = page.base_url or page.source_url
-                        document = await asyncio.to_thread(self._parse, page.html, base_url)
-                        resolved = _resolved(document, page)
-                        if resolved is None:
-                            continue
-                        loaded = resolved
+                    try:
+                        if page.source == "local":
+                            local = await self._local_paper(page)
+                        else:
+                            self.fetches += 1
+                            base_url = page.base_url or page.source_url
+                            document = await self._parse_page(page, base_url)
+                            local = _resolved(document, page)
+                    except _NoText as exc:
+                        unreadable.append(exc.detail)
+                        continue  # not a paper to serve: a later source may have one
+                    except (ParseError, TooLarge) as exc:
+                        if failed is None or page.kind != "pdf":
+                            raise
+                        # a PDF the reader refuses is no better than the failed rendering
+                        log.info("%s; serving the failed rendering", exc.detail)
+                        continue
+                    if local is None:
+                        continue  # a local file holds another version than the one asked for
+                    loaded = local
                     if _quality(loaded.document) == "failed":
                         log.info("%s's rendering of %s failed; asking on", page.source, ref.idv)
                         failed = failed or loaded
@@ -224,17 +245,41 @@ class Library:
         except PaperMissing as exc:
             if failed is None:  # a failed rendering is no evidence that the paper is missing
                 self.fetches += 1
-                await self._remember_missing(ref, exc)
-                raise
-        except NotFound:
+                missing = _with_reasons(exc, unreadable)
+                await self._remember_missing(ref, missing)
+                raise missing from None
+        except NotFound as exc:
             if failed is None:
                 self.fetches += 1
-                raise
+                raise _with_reasons(exc, unreadable) from None
         except Exception:
             self.fetches += 1
             raise
-        assert failed is not None  # pages() ends with NotFound when nothing was served
+        if failed is None:
+            # only a local document's pages end without NotFound: its file was a PDF without text
+            assert unreadable, "pages() raises NotFound when it has nothing"
+            raise NotFound(f"{ref.paper}: " + "; ".join(unreadable))
         return failed
+
+    async def _parse_page(self, page: FetchedPage, base_url: str) -> Any:
+        """A page's tree, in a worker thread; a PDF's under the process's bound on PDF parses.
+
+        A PDF the reader cannot read is an error naming the paper and where the PDF came from;
+        one without a text layer is `_NoText`, so that the next source is asked.
+        """
+        if page.kind != "pdf":
+            return await asyncio.to_thread(self._parse, page.html, base_url)
+        what = (
+            f"the local file {page.source_url}"
+            if page.source == "local"
+            else f"arXiv's PDF of {page.ref.idv}"
+        )
+        try:
+            return await _bounded(self._pdf_slots, self._parse_pdf, page.html, base_url)
+        except NotFound as exc:
+            raise _NoText(f"{what} cannot be read: {exc.detail}") from None
+        except PaperAnchorError as exc:
+            raise type(exc)(f"{what} cannot be read: {exc.detail}") from None
 
     async def _local_paper(self, page: FetchedPage) -> LoadedPaper | None:
         """A local page's paper, its parse cached by the file's bytes (None when its furniture
@@ -254,7 +299,7 @@ class Library:
             else:
                 self.fetches += 1
                 base_url = page.base_url or page.source_url
-                document = await asyncio.to_thread(self._parse, page.html, base_url)
+                document = await self._parse_page(page, base_url)
                 ttl = self.settings.latest_ttl_s
                 if ttl > 0:
                     entry = _entry(document, page)
@@ -410,6 +455,47 @@ class Library:
         if ref.idv != loaded.idv and ttl > 0:
             self.cache.put_latest(ref.idv, loaded.idv, ttl)
         return size
+
+
+_Missing = TypeVar("_Missing", bound=NotFound)
+
+
+class _NoText(Exception):
+    """A PDF without a text layer (a scanned paper): no paper to serve, the next source may be."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+def _with_reasons(exc: _Missing, unreadable: list[str]) -> _Missing:
+    """`exc` with what was found but could not be read (a PDF without text) said after it."""
+    if not unreadable:
+        return exc
+    return type(exc)(f"{exc.detail}, and " + "; ".join(unreadable))
+
+
+async def _bounded(gate: asyncio.Semaphore, parse: Parse, data: bytes, base_url: str) -> Any:
+    """`parse(data, base_url)` in a worker thread once `gate` has a free slot.
+
+    The slot is held until the parse ends, even when the caller is cancelled first (the last
+    waiter of a fetch gave up): the thread and its child run on to their end, at most the
+    reader's 90 s, and must still count.
+    """
+    await gate.acquire()
+    try:
+        work = asyncio.ensure_future(asyncio.to_thread(parse, data, base_url))
+    except BaseException:
+        gate.release()
+        raise
+
+    def done(finished: asyncio.Future[Any]) -> None:
+        gate.release()
+        if not finished.cancelled():
+            finished.exception()  # retrieved: a parse nobody waits for any more is not an error
+
+    work.add_done_callback(done)
+    return await asyncio.shield(work)
 
 
 def _libc() -> ctypes.CDLL | None:

@@ -142,12 +142,13 @@ class Polite:
         limit_name: str = "PAPERANCHOR_MAX_HTML_MB",
         error_limit: int = ERROR_PAGE_BYTES,
         broken: Callable[[bytes], str | None] | None = None,
+        accept: str | None = None,
     ) -> Answer:
         """One GET of `url`, retried and paced as the module says.
 
         `label` names the upstream and `subject` what was asked of it, in every error detail.
         `broken(body)` may say why a 200 body is not whole (it is then retried as a broken
-        response).
+        response). `accept` replaces the client's `Accept` for this request (a PDF).
         """
         settings = self.settings
         gate = self._gate(url)
@@ -162,7 +163,7 @@ class Polite:
                     try:
                         async with asyncio.timeout(settings.timeout_s):
                             answer = await self._get_once(
-                                url, label, subject, limit, limit_name, error_limit
+                                url, label, subject, limit, limit_name, error_limit, accept
                             )
                     except (httpx.ConnectError, httpx.ConnectTimeout):
                         turn.gap = 0.0  # nothing reached the host: no gap to keep for it
@@ -252,9 +253,17 @@ class Polite:
             return True
 
     async def _get_once(
-        self, url: str, label: str, subject: str, limit: int, limit_name: str, error_limit: int
+        self,
+        url: str,
+        label: str,
+        subject: str,
+        limit: int,
+        limit_name: str,
+        error_limit: int,
+        accept: str | None,
     ) -> Answer:
-        async with self._client.stream("GET", url) as response:
+        headers = {"Accept": accept} if accept else None
+        async with self._client.stream("GET", url, headers=headers) as response:
             answer = Answer(str(response.url), response.status_code, _headers(response))
             if answer.status in _REDIRECTS or _retried(answer.status):
                 return answer

@@ -38,6 +38,8 @@ class Settings(BaseSettings):
     public_url: str | None = None
     arxiv_html_url: str = "https://arxiv.org/html"
     ar5iv_url: str = "https://ar5iv.labs.arxiv.org/html"
+    # the last source (SPEC §2): a paper's PDF, read into the tree from its text layer
+    arxiv_pdf_url: str = "https://arxiv.org/pdf"
     local_dir: Path | None = None
     offline: bool = False
     cache_dir: Path = Field(default_factory=_default_cache_dir)
@@ -91,7 +93,7 @@ class Settings(BaseSettings):
     def _empty_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("arxiv_html_url", "ar5iv_url", "public_url")
+    @field_validator("arxiv_html_url", "ar5iv_url", "arxiv_pdf_url", "public_url")
     @classmethod
     def _http_base(cls, value: str | None, info: ValidationInfo) -> str | None:
         # An empty upstream base disables that source (SPEC §2).

@@ -1,4 +1,4 @@
-"""Where a paper comes from (SPEC §2): the local directory, arXiv HTML, then ar5iv.
+"""Where a paper comes from (SPEC §2): the local directory, arXiv HTML, ar5iv, then the PDF.
 
 Only the configured bases are ever contacted, with the normalised id appended; redirects are
 followed by hand and never off the upstream's host. Every request goes through `polite.py`:
@@ -18,7 +18,7 @@ import re
 import stat
 import time
 import zlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from html import unescape
@@ -36,7 +36,8 @@ from paperanchor.shared import Shared
 
 log = logging.getLogger(__name__)
 
-SourceName = Literal["local", "arxiv", "ar5iv"]
+SourceName = Literal["local", "arxiv", "ar5iv", "pdf"]
+PageKind = Literal["html", "pdf"]
 
 MAX_REDIRECTS = 5
 _ERROR_PAGE_BYTES = ERROR_PAGE_BYTES  # the name `_classify` has always used
@@ -55,15 +56,23 @@ OFFLINE_HINT = (
 _REDIRECTS = {301, 302, 303, 307, 308}
 _HTML_TYPES = {"text/html", "application/xhtml+xml", "application/xml", "text/xml"}
 _NO_HTML = re.compile(rb"No\s+HTML\s+for", re.IGNORECASE)
+# What a PDF may be served as: arXiv says application/pdf; a mirror or proxy may say less.
+_PDF_TYPES = {"application/pdf", "application/x-pdf", "application/octet-stream"}
+PDF_ACCEPT = "application/pdf"
+# A whole PDF ends with %%EOF within this many bytes, as the PDF reader checks it
+# (parse/pdf/extract.py `check_pdf`): a body without it was cut short.
+_PDF_TAIL = 2048
+_PDF_LABEL = "arXiv PDF"
 _ABS_PATH = re.compile(r"(?:^|/)abs(?:/|$)")
 
 
 @dataclass(frozen=True, slots=True)
 class FetchedPage:
-    """One paper's HTML as a source answered it, with the version resolved where possible."""
+    """One paper's page as a source answered it, with the version resolved where possible."""
 
     ref: PaperRef
     html: bytes
+    """The page's bytes: LaTeXML HTML, or a PDF when `kind` is "pdf"."""
     source: SourceName
     source_url: str
     version_confirmed: bool
@@ -74,6 +83,7 @@ class FetchedPage:
     fingerprint: str = ""
     """A local file's name, device, inode, size and times when they can name its bytes (see
     `local_fingerprint`); empty otherwise."""
+    kind: PageKind = "html"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +103,7 @@ class PaperMissing(NotFound):
 
 
 class Sources:
-    """The three sources in order, over one `Polite` client shared by every request.
+    """The sources in order, over one `Polite` client shared by every request.
 
     With `shared`, each host's gap and pauses hold across every process that shares its Redis.
     """
@@ -140,7 +150,7 @@ class Sources:
                 raise NotFound(
                     # the folder's path is the server's business, not the client's
                     f"Unknown local document {ref.paper}: no {ref.local_name}.html "
-                    "in the local directory"
+                    f"or {ref.local_name}.pdf in the local directory"
                 )
             return
         yielded = False
@@ -169,16 +179,35 @@ class Sources:
                 yield answer
             else:
                 absents.append(answer)
-        if not absents and not yielded:
+        # Asked only now: the caller wanted more than the HTML sources had (no rendering, or
+        # only a failed one).
+        no_pdf: _Absent | None = None
+        pdf_read = False
+        if settings.arxiv_pdf_url:
+            answer = await self._pdf(ref, settings.arxiv_pdf_url)
+            if isinstance(answer, FetchedPage):
+                yielded = True
+                yield answer
+                pdf_read = True  # the caller could not read it (no text layer): it says why
+            else:
+                no_pdf = answer
+        if not absents and not yielded and no_pdf is None:
             raise NotFound(
                 f"{ref.idv} is not {where}, and no network source is configured "
-                "(PAPERANCHOR_ARXIV_HTML_URL and PAPERANCHOR_AR5IV_URL are empty)"
+                "(PAPERANCHOR_ARXIV_HTML_URL, PAPERANCHOR_AR5IV_URL and "
+                "PAPERANCHOR_ARXIV_PDF_URL are empty)"
             )
-        for absent in absents:
-            log.info("%s has no HTML for %s: %s", absent.source, ref.idv, absent.reason)
-        if any(absent.paper_exists for absent in absents):
+        for absent in (*absents, *([no_pdf] if no_pdf else [])):
+            log.info("%s does not have %s: %s", absent.source, ref.idv, absent.reason)
+        # A PDF arXiv served is a paper arXiv has, whatever its HTML sources said.
+        if pdf_read or any(absent.paper_exists for absent in absents):
             names = " or ".join(absent.source for absent in absents)
-            raise PaperMissing(f"No HTML rendering of {ref.idv} on {names}")
+            detail = (
+                f"No HTML rendering of {ref.idv} on {names}"
+                if names
+                else f"No HTML source is configured for {ref.idv}"
+            )
+            raise PaperMissing(detail + (", and no PDF on arXiv" if no_pdf else ""))
         raise PaperMissing(f"Unknown paper {ref.idv}")
 
     # -- the local directory ------------------------------------------------------------------
@@ -215,11 +244,32 @@ class Sources:
             # Clients see the file's name, never the server's folder; the page's relative image
             # paths resolve to this server's /files/ route, which serves the local directory.
             files_url = f"{self.settings.public_base}/files/{quote(path.name)}"
+            kind: PageKind = "pdf" if path.suffix == ".pdf" else "html"
             yield FetchedPage(
-                resolved, html, "local", path.name, confirmed, files_url, ref, fingerprint
+                resolved, html, "local", path.name, confirmed, files_url, ref, fingerprint, kind
             )
 
     # -- arXiv and ar5iv ------------------------------------------------------------------------
+
+    async def _pdf(self, ref: PaperRef, base: str) -> FetchedPage | _Absent:
+        """arXiv's PDF of `ref` (the version asked for, else the latest), when it has one."""
+        try:
+            answer = await self._get_following(
+                f"{base}/{ref.idv}", ref, _PDF_LABEL, broken=_unended_pdf, accept=PDF_ACCEPT
+            )
+        except TooLarge:
+            # the same cap as a page's: one setting bounds what one fetch may hold in memory
+            limit = self.settings.max_html_bytes
+            raise TooLarge(
+                f"arXiv's PDF of {ref.idv} is larger than PAPERANCHOR_MAX_HTML_MB ({limit} bytes)"
+            ) from None
+        if isinstance(answer, _Absent):
+            return answer
+        absent = _classify_pdf(answer, ref, _PDF_LABEL)
+        if absent is not None:
+            return absent
+        # The final URL's version, else the PDF's own margin stamp (library.py reads it).
+        return _at_final_url(answer, ref, "pdf", "pdf")
 
     async def _arxiv(self, ref: PaperRef, base: str) -> FetchedPage | _Absent:
         answer = await self._get_following(f"{base}/{ref.idv}", ref, "arXiv")
@@ -228,16 +278,7 @@ class Sources:
         absent = _classify(answer, ref, "arXiv")
         if absent is not None:
             return absent
-        found = version_in_url(answer.url, ref.paper)
-        return FetchedPage(
-            ref.with_version(found),
-            answer.body,
-            "arxiv",
-            answer.url,
-            found is not None,
-            answer.url,
-            ref,
-        )
+        return _at_final_url(answer, ref, "arxiv")
 
     async def _ar5iv(self, ref: PaperRef, base: str) -> FetchedPage | _Absent:
         # ar5iv keeps one rendering per paper: ask for the bare id, and never report the
@@ -252,10 +293,18 @@ class Sources:
             ref.with_version(None), answer.body, "ar5iv", answer.url, False, answer.url, ref
         )
 
-    async def _get_following(self, url: str, ref: PaperRef, label: str) -> _Answer | _Absent:
+    async def _get_following(
+        self,
+        url: str,
+        ref: PaperRef,
+        label: str,
+        *,
+        broken: Callable[[bytes], str | None] | None = None,
+        accept: str | None = None,
+    ) -> _Answer | _Absent:
         origin = _origin(url)
         for _ in range(MAX_REDIRECTS + 1):
-            answer = await self._get(url, ref, label)
+            answer = await self._get(url, ref, label, broken=broken or _unended, accept=accept)
             if answer.status not in _REDIRECTS:
                 return answer
             location = answer.headers.get("location")
@@ -273,8 +322,17 @@ class Sources:
             url = target
         raise UpstreamError(f"{label} redirected {ref.idv} more than {MAX_REDIRECTS} times")
 
-    async def _get(self, url: str, ref: PaperRef, label: str) -> _Answer:
-        """One polite GET; a 200 HTML page must end its document (SPEC §2)."""
+    async def _get(
+        self,
+        url: str,
+        ref: PaperRef,
+        label: str,
+        *,
+        broken: Callable[[bytes], str | None],
+        accept: str | None = None,
+    ) -> _Answer:
+        """One polite GET; a 200 page must be whole (`broken`: an HTML page ends its document,
+        SPEC §2; a PDF ends with %%EOF)."""
         try:
             return await self.polite.get(
                 url,
@@ -282,7 +340,8 @@ class Sources:
                 subject=ref.idv,
                 limit=self.settings.max_html_bytes,
                 error_limit=_ERROR_PAGE_BYTES,
-                broken=_unended,
+                broken=broken,
+                accept=accept,
             )
         except Unreachable as exc:
             if await self._every_source_unreachable(url):
@@ -293,7 +352,11 @@ class Sources:
         """Whether no configured network source can be reached (`failed`'s host is down)."""
         others = {
             _origin(base): base
-            for base in (self.settings.arxiv_html_url, self.settings.ar5iv_url)
+            for base in (
+                self.settings.arxiv_html_url,
+                self.settings.ar5iv_url,
+                self.settings.arxiv_pdf_url,
+            )
             if base and _origin(base) != _origin(failed)
         }
         for base in others.values():
@@ -306,9 +369,27 @@ class Sources:
 
 
 def version_in_url(url: str, paper: str) -> int | None:
-    """The version in a final URL such as `…/html/1706.03762v7/`, for this paper only."""
-    match = re.search(rf"/{re.escape(paper)}v([1-9]\d*)/?$", urlsplit(url).path)
+    """The version in a final URL such as `…/html/1706.03762v7/` or `…/pdf/1706.03762v7.pdf`,
+    for this paper only."""
+    match = re.search(rf"/{re.escape(paper)}v([1-9]\d*)(?:\.pdf)?/?$", urlsplit(url).path)
     return int(match[1]) if match else None
+
+
+def _at_final_url(
+    answer: _Answer, ref: PaperRef, source: SourceName, kind: PageKind = "html"
+) -> FetchedPage:
+    """arXiv's answer as a page, its version the final URL's when it names one (confirmed)."""
+    found = version_in_url(answer.url, ref.paper)
+    return FetchedPage(
+        ref.with_version(found),
+        answer.body,
+        source,
+        answer.url,
+        found is not None,
+        answer.url,
+        ref,
+        kind=kind,
+    )
 
 
 def _classify(answer: _Answer, ref: PaperRef, label: str) -> _Absent | None:
@@ -333,13 +414,47 @@ def _classify(answer: _Answer, ref: PaperRef, label: str) -> _Absent | None:
     return _Absent(label, "an HTML page that is not a LaTeXML document")
 
 
+def _classify_pdf(answer: _Answer, ref: PaperRef, label: str) -> _Absent | None:
+    """None when the answer is a PDF; `_Absent` when it says "not here" (arXiv's 404 for an
+    unknown or withdrawn paper, an HTML page in place of the PDF); raises on garbage."""
+    body = answer.body
+    if answer.status in {404, 410}:
+        return _Absent(label, str(answer.status))
+    if answer.status != 200:
+        raise UpstreamError(f"{label} answered {answer.status} for {ref.idv}")
+    if not body.strip():
+        return _Absent(label, "an empty answer")
+    pdf = _looks_like_pdf(body)
+    if not pdf and _looks_like_html(body):
+        return _Absent(label, "an HTML page, not a PDF")
+    content_type = answer.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type and content_type not in _PDF_TYPES:
+        raise UpstreamError(f"{label} answered {ref.idv} with {shown(content_type)}, not a PDF")
+    if not pdf:
+        raise UpstreamError(f"{label} answered {ref.idv} with bytes that are not a PDF")
+    return None
+
+
+def _looks_like_pdf(body: bytes) -> bool:
+    # as the PDF reader looks for it: the header within the first KiB
+    return b"%PDF-" in body[:1024]
+
+
+def _unended_pdf(body: bytes) -> str | None:
+    """Why a PDF is not whole: it does not end with %%EOF (a body that stopped early)."""
+    if not _looks_like_pdf(body) or b"%%EOF" in body[-_PDF_TAIL:]:
+        return None  # not a PDF at all (`_classify_pdf` says so), or whole
+    return f"the PDF stops before its end ({len(body)} bytes, no %%EOF)"
+
+
 def _looks_like_html(body: bytes) -> bool:
     head = body[:4096].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     return head.startswith((b"<!doctype html", b"<html", b"<?xml")) or b"<html" in head[:1024]
 
 
 def _local_candidates(ref: PaperRef, directory: Path) -> list[tuple[Path, int | None]]:
-    """Files that may hold `ref`, in order, each with the version its name states."""
+    """Files that may hold `ref`, in order, each with the version its name states: the HTML
+    files first, then the PDFs (SPEC §2: a PDF is read only when no HTML is better)."""
     stems: list[tuple[str, int | None]]
     if ref.local_name is not None:
         stems = [(ref.local_name, None)]
@@ -351,17 +466,18 @@ def _local_candidates(ref: PaperRef, directory: Path) -> list[tuple[Path, int | 
         if latest is not None:
             stems.append((f"{ref.bare_file_stem}v{latest}", latest))
     found = []
-    for stem, named_version in stems:
-        for suffix in (".html", ".html.gz"):
-            path = directory / f"{stem}{suffix}"
-            if path.is_file():
-                found.append((path, named_version))
-                break
+    for suffixes in ((".html", ".html.gz"), (".pdf",)):
+        for stem, named_version in stems:
+            for suffix in suffixes:
+                path = directory / f"{stem}{suffix}"
+                if path.is_file():
+                    found.append((path, named_version))
+                    break
     return found
 
 
 def _latest_local_version(stem: str, directory: Path) -> int | None:
-    pattern = re.compile(rf"{re.escape(stem)}v([1-9]\d*)\.html(?:\.gz)?")
+    pattern = re.compile(rf"{re.escape(stem)}v([1-9]\d*)\.(?:html(?:\.gz)?|pdf)")
     try:
         names = [entry.name for entry in directory.iterdir()]
     except OSError:
@@ -463,14 +579,18 @@ def local_files(directory: Path, limit: int = LISTED_LOCAL_FILES) -> tuple[list[
         names = sorted(
             entry.name
             for entry in entries
-            if entry.name.endswith((".html", ".html.gz")) and entry.is_file()
+            if entry.name.endswith((".html", ".html.gz", ".pdf")) and entry.is_file()
         )
     except OSError:
         return [], 0
+    pages = {_page_stem(name) for name in names if not name.endswith(".pdf")}
     found: list[LocalFile] = []
     skipped = 0
     for name in names:
-        stem = name.removesuffix(".gz").removesuffix(".html")
+        pdf = name.endswith(".pdf")
+        stem = name.removesuffix(".pdf") if pdf else _page_stem(name)
+        if pdf and stem in pages:
+            continue  # its reference opens the HTML file beside it
         try:
             ref = parse_ref(stem.replace("_", "/"))
             reference = ref.idv if not ref.is_local else f"local/{stem}"
@@ -482,8 +602,14 @@ def local_files(directory: Path, limit: int = LISTED_LOCAL_FILES) -> tuple[list[
         if len(found) >= limit:
             skipped += 1
             continue
-        found.append(LocalFile(reference, name, _local_title(directory / name)))
+        # a PDF's title is in its text layer: only a parse finds it
+        title = None if pdf else _local_title(directory / name)
+        found.append(LocalFile(reference, name, title))
     return found, skipped
+
+
+def _page_stem(name: str) -> str:
+    return name.removesuffix(".gz").removesuffix(".html")
 
 
 def _local_title(path: Path) -> str | None:

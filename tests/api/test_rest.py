@@ -225,7 +225,7 @@ def test_a_method_other_than_get_is_405_with_allow(http):
 # -- upstream errors, through the replay upstream ---------------------------------------------
 
 
-def test_an_unknown_paper_is_404_after_asking_arxiv_and_ar5iv(http, replay):
+def test_an_unknown_paper_is_404_after_asking_arxiv_ar5iv_and_the_pdf(http, replay):
     response = http.get("/1706.99999/outline.json")
 
     assert error_of(response) == {
@@ -233,7 +233,7 @@ def test_an_unknown_paper_is_404_after_asking_arxiv_and_ar5iv(http, replay):
         "status": 404,
         "detail": "Unknown paper 1706.99999",
     }
-    assert replay.paths() == ["/html/1706.99999", "/ar5iv/html/1706.99999"]
+    assert replay.paths() == ["/html/1706.99999", "/ar5iv/html/1706.99999", "/pdf/1706.99999"]
 
 
 def test_a_page_over_the_size_cap_is_413(http, replay):

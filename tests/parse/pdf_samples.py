@@ -135,6 +135,20 @@ def scanned_pdf(pages: int = 2) -> bytes:
     return assemble(objects)
 
 
+def encrypted_pdf() -> bytes:
+    """`paper_pdf` encrypted with a password (AES-256), by pypdf: the one sample not written
+    byte by byte, since AES is not something to write by hand."""
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(paper_pdf())))
+    writer.encrypt("secret", algorithm="AES-256")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
 def lying_page_count_pdf(count: int = 2_000_000_000) -> bytes:
     """One real page under a page tree that claims `count` pages."""
     return assemble(

@@ -5,7 +5,6 @@ Time and the child's peak RSS are printed (pytest -s) and held to loose bounds.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 
 import pytest
@@ -15,20 +14,9 @@ from paperanchor.parse.pdf import parse_pdf
 from paperanchor.parse.pdf.extract import ADDRESS_MB, read_pdf
 from tests.parse import pdf_samples as samples
 
-
-def _encrypted() -> bytes:
-    from pypdf import PdfReader, PdfWriter
-
-    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(samples.paper_pdf())))
-    writer.encrypt("secret", algorithm="AES-256")
-    out = io.BytesIO()
-    writer.write(out)
-    return out.getvalue()
-
-
 CASES: list[tuple[str, Callable[[], bytes], type[PaperAnchorError] | None]] = [
     ("scanned", samples.scanned_pdf, NotFound),
-    ("encrypted", _encrypted, ParseError),
+    ("encrypted", samples.encrypted_pdf, ParseError),
     ("truncated", lambda: samples.paper_pdf(3)[: len(samples.paper_pdf(3)) // 2], ParseError),
     ("not a pdf", lambda: b"<html>no</html>", ParseError),
     ("100,000 pages", lambda: samples.many_pages_pdf(100_000), TooLarge),

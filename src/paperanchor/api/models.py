@@ -56,7 +56,7 @@ class Outline(Shape):
     idv: str
     version: int | None
     versionConfirmed: bool
-    source: Literal["local", "arxiv", "ar5iv"]
+    source: Literal["local", "arxiv", "ar5iv", "pdf"]
     sourceUrl: str
     title: str
     authors: list[str]
