@@ -224,13 +224,26 @@ class Replay:
             self._scripts.clear()
             self._log.clear()
 
-    def environ(self, **overrides: Any) -> dict[str, str]:
-        """PAPERANCHOR_* variables pointing a paperanchor process at this replay."""
+    def discovery(self) -> dict[str, Any]:
+        """Settings that point discovery (the arXiv API, Semantic Scholar) at this replay."""
+        return {
+            "arxiv_api_url": self.arxiv_api_url,
+            "s2_url": self.s2_url,
+            "arxiv_api_gap_s": 0,
+            "s2_gap_s": 0,
+        }
+
+    def environ(self, *, discovery: bool = False, **overrides: Any) -> dict[str, str]:
+        """PAPERANCHOR_* variables pointing a paperanchor process at this replay.
+
+        Discovery is off (its URLs empty) unless `discovery`: an outline would otherwise ask
+        the API for its metadata, and tests that count upstream requests would count those.
+        """
+        upstreams = self.discovery() if discovery else {"arxiv_api_url": "", "s2_url": ""}
         env = {
             "PAPERANCHOR_ARXIV_HTML_URL": self.arxiv_url,
             "PAPERANCHOR_AR5IV_URL": self.ar5iv_url,
-            "PAPERANCHOR_ARXIV_API_URL": self.arxiv_api_url,
-            "PAPERANCHOR_S2_URL": self.s2_url,
+            **{f"PAPERANCHOR_{key.upper()}": str(value) for key, value in upstreams.items()},
             "PAPERANCHOR_MIN_GAP_S": "0",
             "PAPERANCHOR_MAX_RETRIES": "2",
             "PAPERANCHOR_TIMEOUT_S": "5",
@@ -240,13 +253,17 @@ class Replay:
         env.update({f"PAPERANCHOR_{key.upper()}": str(value) for key, value in overrides.items()})
         return env
 
-    def settings(self, cache_dir: Path, **overrides: Any) -> Any:
-        """Settings pointing at this replay, fast politeness, no `.env`; `overrides` win."""
+    def settings(self, cache_dir: Path, *, discovery: bool = False, **overrides: Any) -> Any:
+        """Settings pointing at this replay, fast politeness, no `.env`; `overrides` win.
+
+        Discovery is off unless `discovery`, as in `environ`.
+        """
         from paperanchor.settings import Settings
 
         values: dict[str, Any] = {
             "arxiv_html_url": self.arxiv_url,
             "ar5iv_url": self.ar5iv_url,
+            **(self.discovery() if discovery else {"arxiv_api_url": "", "s2_url": ""}),
             "cache_dir": cache_dir,
             "local_dir": None,
             "offline": False,
