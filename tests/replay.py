@@ -12,7 +12,10 @@ responses. Every response closes its connection, so each upstream request is one
 
 The two APIs answer what the corpus recorded (corpus/atom and corpus/s2, see `Recordings`),
 with the recorded status, matched on the request's path and query; an unrecorded request
-under them is a 404 that says so.
+under them is a 404 that says so. After `answer_ids_from_recordings()` (until `reset()`), an
+arXiv id_list request that no recording answers gets a feed of the recorded entries of those
+ids, as arXiv answers any ids it has (an id never recorded is left out, as arXiv leaves out
+an id it does not have).
 
 Unscripted paths follow the real services: the corpus pages below are served, arXiv answers
 other ids 404 ("No HTML for …" for the ar5iv-only papers), ar5iv redirects unknown ids to
@@ -165,6 +168,7 @@ class Replay:
         self._tasks: set[asyncio.Task[None]] = set()
         self._thread: threading.Thread | None = None
         self._recordings: Recordings | None = None
+        self._entries_answer = False
 
     @property
     def base_url(self) -> str:
@@ -223,6 +227,12 @@ class Replay:
         with self._lock:
             self._scripts.clear()
             self._log.clear()
+            self._entries_answer = False
+
+    def answer_ids_from_recordings(self) -> None:
+        """Answer unrecorded id_list requests with the recorded entries of the ids (module doc)."""
+        with self._lock:
+            self._entries_answer = True
 
     def discovery(self) -> dict[str, Any]:
         """Settings that point discovery (the arXiv API, Semantic Scholar) at this replay."""
@@ -352,6 +362,8 @@ class Replay:
             reply = (queue.pop(0) if len(queue) > 1 else queue[0]) if queue else None
         if reply is None and target.startswith((ARXIV_API, S2_API + "/")):
             reply = self.recordings.reply(method, target, body)
+            if reply.status == 404 and self._entries_answer:
+                reply = self.recordings.entries_reply(target) or reply
         if reply is None:
             reply = self._default(target)
         await self._send(writer, reply, head_only=method == "HEAD")
@@ -453,6 +465,7 @@ class Recordings:
 
     def __init__(self, corpus: Path) -> None:
         self.corpus = corpus
+        self._entries: dict[str, list[bytes]] | None = None
         self.all: list[Recorded] = []
         for directory in (corpus / "atom", corpus / "s2"):
             if directory.is_dir():
@@ -513,6 +526,44 @@ class Recordings:
                 return recorded
         return None
 
+    def entries_reply(self, target: str) -> Reply | None:
+        """A feed of the recorded entries of an id_list request's ids (None for other requests)."""
+        split = urlsplit(target)
+        params = dict(parse_qsl(split.query, keep_blank_values=True))
+        if unquote(split.path) != ARXIV_API or not params.get("id_list"):
+            return None
+        if params.get("search_query") or params.get("start", "0") != "0":
+            return None
+        body = entries_feed(self.entries(), params["id_list"].split(","))
+        return Reply(200, body, (("Content-Type", "application/atom+xml"),))
+
+    def entries(self) -> dict[str, list[bytes]]:
+        """Every recorded Atom entry by its id as arXiv writes it (`2104.12255v1`), and by its
+        bare id: the serialised `<entry>` elements, newest version first."""
+        if self._entries is None:
+            from lxml import etree
+
+            found: dict[str, list[tuple[int, bytes]]] = {}
+            for recorded in self.all:
+                if recorded.file.suffix != ".xml" or recorded.status != 200:
+                    continue
+                root = etree.fromstring(recorded.file.read_bytes())
+                for entry in root.iter("{http://www.w3.org/2005/Atom}entry"):
+                    entry_id = entry.findtext("{http://www.w3.org/2005/Atom}id") or ""
+                    match = re.search(r"/abs/(.+)v(\d+)$", entry_id.strip())
+                    if match is None:
+                        continue
+                    raw = etree.tostring(entry)
+                    version = int(match[2])
+                    for name in (match[1], f"{match[1]}v{version}"):
+                        if all(raw != known for _, known in found.get(name, [])):
+                            found.setdefault(name, []).append((version, raw))
+            self._entries = {
+                name: [raw for _, raw in sorted(kept, key=lambda item: -item[0])]
+                for name, kept in found.items()
+            }
+        return self._entries
+
     def reply(self, method: str, target: str, body: bytes = b"") -> Reply:
         recorded = self.find(method, target, body)
         if recorded is None:
@@ -551,6 +602,24 @@ def _arxiv_match(candidates: list[Recorded], params: dict[str, str]) -> Recorded
         ):
             return recorded
     return None
+
+
+def entries_feed(entries: dict[str, list[bytes]], ids: list[str]) -> bytes:
+    """An arXiv API feed (2025+ format) holding the recorded entry of each id that has one."""
+    held = [entries[paper][0] for paper in dict.fromkeys(ids) if paper in entries]
+    head = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<feed xmlns="http://www.w3.org/2005/Atom" '
+        'xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/" '
+        'xmlns:arxiv="http://arxiv.org/schemas/atom">\n'
+        "  <id>https://arxiv.org/api/replay</id>\n"
+        f"  <title>arXiv Query: id_list={','.join(ids)}</title>\n"
+        "  <updated>2026-01-01T00:00:00Z</updated>\n"
+        f"  <opensearch:itemsPerPage>{len(ids)}</opensearch:itemsPerPage>\n"
+        f"  <opensearch:totalResults>{len(held)}</opensearch:totalResults>\n"
+        "  <opensearch:startIndex>0</opensearch:startIndex>\n"
+    ).encode()
+    return head + b"\n".join(held) + b"\n</feed>\n"
 
 
 def _json_key(body: bytes | str | None) -> str | None:
