@@ -13,7 +13,10 @@ responses. Every response closes its connection, so each upstream request is one
 
 The two APIs answer what the corpus recorded (corpus/atom and corpus/s2, see `Recordings`),
 with the recorded status, matched on the request's path and query; an unrecorded request
-under them is a 404 that says so.
+under them is a 404 that says so. After `answer_ids_from_recordings()` (until `reset()`), an
+arXiv id_list request that no recording answers gets a feed of the recorded entries of those
+ids, as arXiv answers any ids it has (an id never recorded is left out, as arXiv leaves out
+an id it does not have).
 
 Unscripted paths follow the real services: the corpus pages below are served, arXiv answers
 other ids 404 ("No HTML for …" for the ar5iv-only papers and the corpus PDFs' papers), ar5iv
@@ -190,6 +193,7 @@ class Replay:
         self._thread: threading.Thread | None = None
         self._recordings: Recordings | None = None
         self._pdfs: dict[str, str] | None = None
+        self._entries_answer = False
 
     @property
     def base_url(self) -> str:
@@ -266,15 +270,34 @@ class Replay:
         with self._lock:
             self._scripts.clear()
             self._log.clear()
+            self._entries_answer = False
 
-    def environ(self, **overrides: Any) -> dict[str, str]:
-        """PAPERANCHOR_* variables pointing a paperanchor process at this replay."""
+    def answer_ids_from_recordings(self) -> None:
+        """Answer unrecorded id_list requests with the recorded entries of the ids (module doc)."""
+        with self._lock:
+            self._entries_answer = True
+
+    def discovery(self) -> dict[str, Any]:
+        """Settings that point discovery (the arXiv API, Semantic Scholar) at this replay."""
+        return {
+            "arxiv_api_url": self.arxiv_api_url,
+            "s2_url": self.s2_url,
+            "arxiv_api_gap_s": 0,
+            "s2_gap_s": 0,
+        }
+
+    def environ(self, *, discovery: bool = False, **overrides: Any) -> dict[str, str]:
+        """PAPERANCHOR_* variables pointing a paperanchor process at this replay.
+
+        Discovery is off (its URLs empty) unless `discovery`: an outline would otherwise ask
+        the API for its metadata, and tests that count upstream requests would count those.
+        """
+        upstreams = self.discovery() if discovery else {"arxiv_api_url": "", "s2_url": ""}
         env = {
             "PAPERANCHOR_ARXIV_HTML_URL": self.arxiv_url,
             "PAPERANCHOR_AR5IV_URL": self.ar5iv_url,
             "PAPERANCHOR_ARXIV_PDF_URL": self.pdf_url,
-            "PAPERANCHOR_ARXIV_API_URL": self.arxiv_api_url,
-            "PAPERANCHOR_S2_URL": self.s2_url,
+            **{f"PAPERANCHOR_{key.upper()}": str(value) for key, value in upstreams.items()},
             "PAPERANCHOR_MIN_GAP_S": "0",
             "PAPERANCHOR_MAX_RETRIES": "2",
             "PAPERANCHOR_TIMEOUT_S": "5",
@@ -284,14 +307,18 @@ class Replay:
         env.update({f"PAPERANCHOR_{key.upper()}": str(value) for key, value in overrides.items()})
         return env
 
-    def settings(self, cache_dir: Path, **overrides: Any) -> Any:
-        """Settings pointing at this replay, fast politeness, no `.env`; `overrides` win."""
+    def settings(self, cache_dir: Path, *, discovery: bool = False, **overrides: Any) -> Any:
+        """Settings pointing at this replay, fast politeness, no `.env`; `overrides` win.
+
+        Discovery is off unless `discovery`, as in `environ`.
+        """
         from paperanchor.settings import Settings
 
         values: dict[str, Any] = {
             "arxiv_html_url": self.arxiv_url,
             "ar5iv_url": self.ar5iv_url,
             "arxiv_pdf_url": self.pdf_url,
+            **(self.discovery() if discovery else {"arxiv_api_url": "", "s2_url": ""}),
             "cache_dir": cache_dir,
             "local_dir": None,
             "offline": False,
@@ -380,6 +407,8 @@ class Replay:
             reply = (queue.pop(0) if len(queue) > 1 else queue[0]) if queue else None
         if reply is None and target.startswith((ARXIV_API, S2_API + "/")):
             reply = self.recordings.reply(method, target, body)
+            if reply.status == 404 and self._entries_answer:
+                reply = self.recordings.entries_reply(target) or reply
         if reply is None:
             reply = self._default(target)
         await self._send(writer, reply, head_only=method == "HEAD")
@@ -494,6 +523,7 @@ class Recordings:
 
     def __init__(self, corpus: Path) -> None:
         self.corpus = corpus
+        self._entries: dict[str, list[bytes]] | None = None
         self.all: list[Recorded] = []
         for directory in (corpus / "atom", corpus / "s2"):
             if directory.is_dir():
@@ -554,6 +584,44 @@ class Recordings:
                 return recorded
         return None
 
+    def entries_reply(self, target: str) -> Reply | None:
+        """A feed of the recorded entries of an id_list request's ids (None for other requests)."""
+        split = urlsplit(target)
+        params = dict(parse_qsl(split.query, keep_blank_values=True))
+        if unquote(split.path) != ARXIV_API or not params.get("id_list"):
+            return None
+        if params.get("search_query") or params.get("start", "0") != "0":
+            return None
+        body = entries_feed(self.entries(), params["id_list"].split(","))
+        return Reply(200, body, (("Content-Type", "application/atom+xml"),))
+
+    def entries(self) -> dict[str, list[bytes]]:
+        """Every recorded Atom entry by its id as arXiv writes it (`2104.12255v1`), and by its
+        bare id: the serialised `<entry>` elements, newest version first."""
+        if self._entries is None:
+            from lxml import etree
+
+            found: dict[str, list[tuple[int, bytes]]] = {}
+            for recorded in self.all:
+                if recorded.file.suffix != ".xml" or recorded.status != 200:
+                    continue
+                root = etree.fromstring(recorded.file.read_bytes())
+                for entry in root.iter("{http://www.w3.org/2005/Atom}entry"):
+                    entry_id = entry.findtext("{http://www.w3.org/2005/Atom}id") or ""
+                    match = re.search(r"/abs/(.+)v(\d+)$", entry_id.strip())
+                    if match is None:
+                        continue
+                    raw = etree.tostring(entry)
+                    version = int(match[2])
+                    for name in (match[1], f"{match[1]}v{version}"):
+                        if all(raw != known for _, known in found.get(name, [])):
+                            found.setdefault(name, []).append((version, raw))
+            self._entries = {
+                name: [raw for _, raw in sorted(kept, key=lambda item: -item[0])]
+                for name, kept in found.items()
+            }
+        return self._entries
+
     def reply(self, method: str, target: str, body: bytes = b"") -> Reply:
         recorded = self.find(method, target, body)
         if recorded is None:
@@ -592,6 +660,24 @@ def _arxiv_match(candidates: list[Recorded], params: dict[str, str]) -> Recorded
         ):
             return recorded
     return None
+
+
+def entries_feed(entries: dict[str, list[bytes]], ids: list[str]) -> bytes:
+    """An arXiv API feed (2025+ format) holding the recorded entry of each id that has one."""
+    held = [entries[paper][0] for paper in dict.fromkeys(ids) if paper in entries]
+    head = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<feed xmlns="http://www.w3.org/2005/Atom" '
+        'xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/" '
+        'xmlns:arxiv="http://arxiv.org/schemas/atom">\n'
+        "  <id>https://arxiv.org/api/replay</id>\n"
+        f"  <title>arXiv Query: id_list={','.join(ids)}</title>\n"
+        "  <updated>2026-01-01T00:00:00Z</updated>\n"
+        f"  <opensearch:itemsPerPage>{len(ids)}</opensearch:itemsPerPage>\n"
+        f"  <opensearch:totalResults>{len(held)}</opensearch:totalResults>\n"
+        "  <opensearch:startIndex>0</opensearch:startIndex>\n"
+    ).encode()
+    return head + b"\n".join(held) + b"\n</feed>\n"
 
 
 def _json_key(body: bytes | str | None) -> str | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import itertools
 import socket
 import time
 import tracemalloc
@@ -20,7 +21,7 @@ import pytest
 from paperanchor.errors import NotFound, TooLarge, Unavailable, UpstreamError
 from paperanchor.library import Library, LoadedPaper
 from paperanchor.parse import PARSER_VERSION, parse_document
-from paperanchor.polite import parse_retry_after
+from paperanchor.polite import Gate, Polite, parse_retry_after
 from paperanchor.refs import parse_ref
 from paperanchor.settings import Settings
 from paperanchor.sources import FetchedPage, Sources
@@ -494,3 +495,82 @@ def test_a_hosts_queue_is_bounded_and_past_it_requests_fail_at_once(replay, tmp_
     assert all("PAPERANCHOR_MAX_QUEUE" in str(error) for error in refused)
     assert all(error.retry_after is not None and error.retry_after >= 1 for error in refused)
     assert sorted(finished)[2] < 0.1  # the refusals come at once
+
+
+# -- a service's own gate (the arXiv API, Semantic Scholar) ---------------------------------
+
+API_GATE = Gate("arxiv-api", gap=0.4)
+
+
+def test_a_service_with_its_own_gate_keeps_its_gap_apart_from_its_hosts(replay, tmp_path):
+    # the replay is one host: the pages and the "API" share it, as arxiv.org's would not
+    replay.script("/api/query?a", page(b"<feed/>"))
+    replay.script("/html/x", page(b"<html></html>"))
+    settings = replay.settings(tmp_path, min_gap_s=0)
+
+    async def run() -> list[str]:
+        polite = Polite(settings)
+        try:
+
+            async def api() -> None:
+                for _ in range(3):
+                    await polite.get(
+                        f"{replay.base_url}/api/query?a", label="API", subject="a", limit=1 << 20,
+                        upstream=API_GATE, headers={"Accept": "application/atom+xml"},
+                    )  # fmt: skip
+
+            async def pages() -> None:
+                await asyncio.sleep(0.05)  # the API's first request is in
+                for _ in range(3):
+                    await polite.get(f"{replay.base_url}/html/x", label="arXiv", subject="x",
+                                     limit=1 << 20)  # fmt: skip
+
+            await asyncio.gather(api(), pages())
+            return [request.path for request in replay.requests]
+        finally:
+            await polite.aclose()
+
+    paths = asyncio.run(run())
+
+    api = [r.at for r in replay.requests if r.path.startswith("/api/")]
+    pages = [r.at for r in replay.requests if r.path.startswith("/html/")]
+    assert len(api) == 3 and len(pages) == 3
+    assert min(b - a for a, b in itertools.pairwise(api)) >= API_GATE.gap
+    # the pages did not wait behind the API's gap: all three came between its first two
+    assert max(pages) < api[1], paths
+    assert all(r.headers.get("accept") == "application/atom+xml"
+               for r in replay.requests if r.path.startswith("/api/"))  # fmt: skip
+
+
+def test_a_retry_after_of_a_service_pauses_that_service_only(replay, tmp_path):
+    replay.script("/api/query?b", status(429, retry_after=3600))
+    replay.script("/html/y", page(b"<html></html>"))
+    settings = replay.settings(tmp_path)
+
+    async def run() -> tuple[BaseException | None, BaseException | None, int]:
+        polite = Polite(settings)
+        try:
+            first: BaseException | None = None
+            try:
+                await polite.get(f"{replay.base_url}/api/query?b", label="arXiv API",
+                                 subject="b", limit=1 << 20, upstream=API_GATE)  # fmt: skip
+            except Unavailable as exc:
+                first = exc
+            again: BaseException | None = None
+            try:
+                await polite.get(f"{replay.base_url}/api/query?b", label="arXiv API",
+                                 subject="b", limit=1 << 20, upstream=API_GATE)  # fmt: skip
+            except Unavailable as exc:
+                again = exc
+            answer = await polite.get(f"{replay.base_url}/html/y", label="arXiv", subject="y",
+                                      limit=1 << 20)  # fmt: skip
+            return first, again, answer.status
+        finally:
+            await polite.aclose()
+
+    first, again, page_status = asyncio.run(run())
+
+    assert isinstance(first, Unavailable) and first.retry_after == 3600
+    assert isinstance(again, Unavailable) and "asked us to pause" in str(again)
+    assert page_status == 200  # the host's other service was not paused
+    assert replay.paths() == ["/api/query?b", "/html/y"]  # the paused one sent nothing

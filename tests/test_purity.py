@@ -31,6 +31,7 @@ PURE = (
     "paperanchor.discovery.latex",
     "paperanchor.discovery.bibtex",
     "paperanchor.discovery.s2",
+    "paperanchor.discovery.entries",
 )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,6 +34,7 @@ from paperanchor.api.arguments import invalid_arguments
 from paperanchor.api.disconnect import CancelOnDisconnect
 from paperanchor.api.limits import ClientLimit, Rate, RateLimitMiddleware
 from paperanchor.api.metrics import Metrics, RequestMetrics
+from paperanchor.discovery.client import Discovery, discovery_of
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, RateLimited, internal
 from paperanchor.library import Library
 from paperanchor.parse import PARSER_VERSION, parse_document
@@ -55,13 +56,20 @@ stateless) is served at `POST /mcp`.
 DOCS_ASSETS = "/docs-assets"
 
 
-def create_app(settings: Settings | None = None, *, library: Library | None = None) -> FastAPI:
-    """The whole HTTP service; the library is closed when the app shuts down."""
+def create_app(
+    settings: Settings | None = None,
+    *,
+    library: Library | None = None,
+    discovery: Callable[[Library], Discovery] | None = None,
+) -> FastAPI:
+    """The whole HTTP service; the library is closed when the app shuts down. `discovery`
+    makes the discovery client from the library (default: over its polite client and store)."""
     settings = settings or get_settings()
     if library is None:
         library = Library(settings, parse=parse_document, parser_version=PARSER_VERSION)
-    service = PaperService(rest.RecordingLoader(library), settings.public_base)
-    tools = mcp.build_server(service)
+    finder = (discovery or discovery_of)(library)
+    service = PaperService(rest.RecordingLoader(library), settings.public_base, finder)
+    tools = mcp.build_server(service, tools=settings.tools)
     mcp_app = tools.streamable_http_app(
         streamable_http_path="/mcp",
         json_response=True,
@@ -75,7 +83,7 @@ def create_app(settings: Settings | None = None, *, library: Library | None = No
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with library, tools.session_manager.run():
+        async with library, finder, tools.session_manager.run():
             try:
                 yield
             finally:
@@ -100,6 +108,7 @@ def create_app(settings: Settings | None = None, *, library: Library | None = No
     app.state.settings = settings
     app.state.library = library
     app.state.service = service
+    app.state.discovery = finder
     app.state.tools = tools
     app.state.metrics = metrics = Metrics(library)
 

@@ -3,14 +3,18 @@
     polite = Polite(settings, shared=shared)           # one per process, shared by its clients
     answer = await polite.get(url, label="arXiv", subject="1706.03762", limit=max_bytes,
                               broken=lambda body: None)   # -> Answer(url, status, headers, body)
+    answer = await polite.get(url, ..., upstream=Gate("arxiv-api", gap=3.0),
+                              headers={"Accept": "application/atom+xml"})
     await polite.reachable(url)                          # False while its host is marked down
     polite.requests_sent                                 # HTTP requests started, every attempt
     await polite.aclose()
 
 Each upstream host (scheme, host, port) has its own gate: one request at a time, at least
 `MIN_GAP_S` from the end of one to the start of the next (across processes too, given a
-`Shared` over Redis), at most `MAX_QUEUE` requests waiting for their turn. A request is retried
-on 429, 5xx, timeouts and broken responses with capped full-jitter backoff, or after the
+`Shared` over Redis), at most `MAX_QUEUE` requests waiting for their turn. A service with a
+rate of its own (the arXiv API, Semantic Scholar) names its own `Gate` and gap: its turns,
+pauses and being down are kept apart from the other services of the same host. A request is
+retried on 429, 5xx, timeouts and broken responses with capped full-jitter backoff, or after the
 `Retry-After` the host asked for; a `Retry-After` beyond the backoff cap fails at once and
 pauses the host (never longer than `MAX_PAUSE_S`). A host that cannot be reached at all (DNS
 failure, connection refused, no connection within `CONNECT_TIMEOUT_S`) is tried once more,
@@ -93,6 +97,14 @@ class Answer:
     body: bytes = b""
 
 
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """An upstream service with a gate of its own at each host: its name and its gap."""
+
+    name: str
+    gap: float
+
+
 class Unreachable(Unavailable):
     """The host cannot be reached at all (DNS failure, connection refused): it is marked down."""
 
@@ -125,7 +137,7 @@ class Polite:
             follow_redirects=False,
             event_hooks={"response": [_set_location_aside]},
         )
-        self._gates: dict[tuple[str, str], _HostGate] = {}
+        self._gates: dict[tuple[str, str, str], _HostGate] = {}
         self.requests_sent = 0
         """HTTP requests started (each retry and each redirect hop counts)."""
 
@@ -142,16 +154,19 @@ class Polite:
         limit_name: str = "PAPERANCHOR_MAX_HTML_MB",
         error_limit: int = ERROR_PAGE_BYTES,
         broken: Callable[[bytes], str | None] | None = None,
-        accept: str | None = None,
+        upstream: Gate | None = None,
+        headers: dict[str, str] | None = None,
     ) -> Answer:
         """One GET of `url`, retried and paced as the module says.
 
         `label` names the upstream and `subject` what was asked of it, in every error detail.
         `broken(body)` may say why a 200 body is not whole (it is then retried as a broken
-        response). `accept` replaces the client's `Accept` for this request (a PDF).
+        response). `upstream` names a service's own gate (else the host's, at `MIN_GAP_S`);
+        `headers` are added to the request's, replacing the client's of the same name (a PDF's
+        `Accept`).
         """
         settings = self.settings
-        gate = self._gate(url)
+        gate = self._gate(url, upstream)
         attempts = settings.max_retries + 1
         failure, broken_answer = "", False
         retry_after: float | None = None
@@ -163,7 +178,7 @@ class Polite:
                     try:
                         async with asyncio.timeout(settings.timeout_s):
                             answer = await self._get_once(
-                                url, label, subject, limit, limit_name, error_limit, accept
+                                url, label, subject, limit, limit_name, error_limit, headers
                             )
                     except (httpx.ConnectError, httpx.ConnectTimeout):
                         turn.gap = 0.0  # nothing reached the host: no gap to keep for it
@@ -260,9 +275,8 @@ class Polite:
         limit: int,
         limit_name: str,
         error_limit: int,
-        accept: str | None,
+        headers: dict[str, str] | None = None,
     ) -> Answer:
-        headers = {"Accept": accept} if accept else None
         async with self._client.stream("GET", url, headers=headers) as response:
             answer = Answer(str(response.url), response.status_code, _headers(response))
             if answer.status in _REDIRECTS or _retried(answer.status):
@@ -284,15 +298,18 @@ class Polite:
                 ) from None
             return answer
 
-    def _gate(self, url: str) -> _HostGate:
+    def _gate(self, url: str, upstream: Gate | None = None) -> _HostGate:
         parts = urlsplit(url)
-        key = (parts.scheme, parts.netloc.lower())
+        name = upstream.name if upstream is not None else ""
+        key = (name, parts.scheme, parts.netloc.lower())
         gate = self._gates.get(key)
         if gate is None:
             settings = self.settings
+            host = f"{key[1]}://{key[2]}"
             gate = self._gates[key] = _HostGate(
-                gap=settings.min_gap_s,
-                host=f"{key[0]}://{key[1]}",
+                gap=upstream.gap if upstream is not None else settings.min_gap_s,
+                # the key of the turn in Redis: a named service's differs from its host's
+                host=f"{name}@{host}" if name else host,
                 shown_host=_shown_host(parts.scheme, parts.hostname, parts.port),
                 down_s=settings.down_s,
                 max_queue=settings.max_queue,

@@ -1,13 +1,17 @@
-"""The seven operations (SPEC §4): the one place that combines tree, anchors, render, search
-and inference. It imports no web, MCP or HTTP library; adapters call it and a loader feeds it."""
+"""The operations (SPEC §4): the one place that combines tree, anchors, render, search,
+inference and discovery. It imports no web, MCP or HTTP library; adapters call it, a loader
+feeds it papers and a discovery client (discovery/client.py) arXiv's metadata, searches,
+citations and trends."""
 
 from __future__ import annotations
 
 import asyncio
 import copy
 import hashlib
+import logging
 import unicodedata
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -15,6 +19,10 @@ from rapidfuzz import fuzz, process
 
 from paperanchor import infer, refs
 from paperanchor.anchors import WHOLE_PAPER, AnchorIndex, Located
+from paperanchor.discovery import bibtex, categories, query
+from paperanchor.discovery.atom import Metadata, SearchPage
+from paperanchor.discovery.categories import Trends
+from paperanchor.discovery.s2 import Citations
 from paperanchor.errors import BadRequest, NotFound
 from paperanchor.refs import PaperRef, parse_ref, shown
 from paperanchor.render.json import JSON, equation_json, float_json, reference_json
@@ -38,6 +46,8 @@ from paperanchor.tree import (
     Text,
     walk,
 )
+
+log = logging.getLogger(__name__)
 
 SCHEMA = 1
 MAX_TOKENS_RANGE = (100, 100_000)
@@ -68,6 +78,28 @@ class LoadedLike(Protocol):
 
 class Loader(Protocol):
     async def load(self, ref: PaperRef) -> LoadedLike: ...
+
+
+class DiscoveryLike(Protocol):
+    """What the discovery client (discovery/client.py) answers."""
+
+    @property
+    def asks_arxiv(self) -> bool: ...
+    async def outline_metadata(self, ref: PaperRef) -> Metadata | None: ...
+    async def metadata(self, refs: Sequence[PaperRef]) -> dict[str, Metadata]: ...
+    async def metadata_of(self, ref: PaperRef) -> Metadata: ...
+    def missing_error(self, refs: Sequence[PaperRef]) -> NotFound: ...
+    async def search(self, asked: query.ArxivQuery) -> SearchPage: ...
+    async def citations(self, ref: PaperRef, limit: int | str | None = None) -> Citations: ...
+    async def trends(self, category: str, days: int | str | None = None) -> Trends: ...
+
+
+# How long an outline waits for its metadata once the paper is ready (the two are asked for
+# at once). The arXiv API answers one id in 0.3-1.5 s when it is well, and a cached paper's
+# outline takes milliseconds: a second catches most answers, and an API that is slow or down
+# costs an outline at most this. The fetch goes on without it and is kept, so the next
+# outline has the metadata.
+OUTLINE_METADATA_WAIT_S = 1.0
 
 
 @dataclass(frozen=True, slots=True, weakref_slot=True)
@@ -280,6 +312,7 @@ def outline(paper: Paper) -> JSON:
         "sections": [_section_json(paper, s) for s in document.sections],
         "quality": document.quality,
         "license": document.license,
+        "metadata": None,  # the service's to fill in (PaperService.outline)
     }
 
 
@@ -459,17 +492,40 @@ def search_paper(paper: Paper, query: str, limit: object = None) -> list[JSON]:
     return [{"anchor": h.anchor, "sectionId": h.section_id, "snippet": h.snippet} for h in hits]
 
 
+def _arxiv_ref(paper: str) -> PaperRef:
+    ref = parse_ref(paper)
+    if ref.is_local:
+        raise BadRequest(
+            f"{ref.paper} is a local document: arXiv and Semantic Scholar know arXiv papers"
+        )
+    return ref
+
+
+def _bare_arxiv(arxiv: str | None) -> str | None:
+    """A reference's arXiv id as a bare id, or None (it is the parser's reading of the text)."""
+    if not arxiv:
+        return None
+    try:
+        ref = parse_ref(arxiv)
+    except BadRequest:
+        return None
+    return None if ref.is_local else ref.paper
+
+
 class PaperService:
-    """The seven operations by paper reference, over a loader.
+    """The operations by paper reference, over a loader and (for discovery) a discovery client.
 
     A paper's view (anchor index, rendered Markdown) lives exactly as long as the loader keeps
     the paper it was opened from: views are keyed by that object and held only while it lives,
     so the loader's memory bound (library.py, PAPERANCHOR_MEMORY_MB) bounds the views too.
     """
 
-    def __init__(self, loader: Loader, public_url: str):
+    def __init__(
+        self, loader: Loader, public_url: str, discovery: DiscoveryLike | None = None
+    ) -> None:
         self.loader = loader
         self.public_url = public_url.rstrip("/")
+        self.discovery = discovery
         self._views: dict[int, tuple[weakref.ref[LoadedLike], Paper]] = {}
 
     async def paper(self, reference: str) -> Paper:
@@ -518,8 +574,116 @@ class PaperService:
     # of a node already rendered stays on the event loop: it is a dictionary lookup.
 
     async def outline(self, paper: str, wait: object = None, *, default_wait: float = 0.0) -> JSON:
+        """The outline, with the paper's arXiv metadata when it comes within
+        OUTLINE_METADATA_WAIT_S of the paper (asked for at once with the paper), else null."""
         check_wait(wait, default_wait)
-        return await asyncio.to_thread(outline, await self.paper(paper))
+        ref = parse_ref(paper)
+        early: asyncio.Future[Metadata | None] | None = None
+        if self.discovery is not None and not ref.is_local:
+            early = asyncio.ensure_future(self.discovery.outline_metadata(ref))
+        try:
+            answer = await asyncio.to_thread(outline, await self.paper(paper))
+        except BaseException:
+            if early is not None:
+                early.cancel()  # its fetch goes on, and is kept (outline_metadata)
+            raise
+        if early is not None:
+            try:
+                answer["metadata"] = await asyncio.wait_for(early, OUTLINE_METADATA_WAIT_S)
+            except TimeoutError:
+                log.info("the outline of %s answers before its metadata", ref.idv)
+        return answer
+
+    def metadata_may_come(self, outline_answer: JSON) -> bool:
+        """Whether an outline without metadata may have it later (not local, arXiv asked)."""
+        if outline_answer.get("metadata") is not None or self.discovery is None:
+            return False
+        return self.discovery.asks_arxiv and not parse_ref(outline_answer["paper"]).is_local
+
+    # -- discovery (SPEC §4) --------------------------------------------------------------------
+
+    def _discovery(self) -> DiscoveryLike:
+        if self.discovery is None:
+            raise NotFound("Discovery (arXiv metadata, search, citations) is not served here")
+        return self.discovery
+
+    async def metadata(self, paper: str) -> Metadata:
+        """The paper's arXiv metadata (a versioned reference: that version's)."""
+        return await self._discovery().metadata_of(_arxiv_ref(paper))
+
+    async def search_arxiv(
+        self,
+        q: str | None,
+        *,
+        category: str | None = None,
+        date_from: str | None = None,
+        date_to: str | None = None,
+        sort: str | None = None,
+        start: int | str | None = None,
+        limit: int | str | None = None,
+    ) -> SearchPage:
+        """One page of an arXiv search: `{query, total, start, hits}`."""
+        asked = query.search_query(
+            q,
+            category=category,
+            date_from=date_from,
+            date_to=date_to,
+            sort=sort,
+            start=start,
+            limit=limit,
+        )
+        return await self._discovery().search(asked)
+
+    async def bibtex(self, papers: Sequence[str]) -> str:
+        """The BibTeX of 1-20 arXiv papers, in the order given (one API request)."""
+        if isinstance(papers, str) or not isinstance(papers, Sequence):
+            raise BadRequest("papers must be a list of 1-20 paper references")
+        if not all(isinstance(paper, str) for paper in papers):
+            raise BadRequest("papers must be a list of paper references (text)")
+        refs = query.id_list(list(papers))
+        discovery = self._discovery()
+        found = await discovery.metadata(refs)
+        missing = [ref for ref in refs if ref.idv not in found]
+        if missing:
+            raise discovery.missing_error(missing)
+        return bibtex.papers_bibtex([found[ref.idv] for ref in refs])
+
+    async def references_bibtex(self, paper: str) -> str:
+        """The paper's bibliography as BibTeX: arXiv papers from the API, the rest as parsed."""
+        discovery = self._discovery()
+        view = await self.paper(paper)
+        references = view.document.references
+        arxiv_ids = list(dict.fromkeys(ref for r in references if (ref := _bare_arxiv(r.arxiv))))
+        found: dict[str, Metadata] = {}
+        for first in range(0, len(arxiv_ids), query.ID_LIST_MAX):
+            chunk = [
+                parse_ref(paper_id) for paper_id in arxiv_ids[first : first + query.ID_LIST_MAX]
+            ]
+            try:
+                found.update(await discovery.metadata(chunk))
+            except BadRequest as exc:
+                # arXiv refused an id the reference list printed (its words): those references
+                # keep their parsed fields rather than the whole bibliography failing
+                log.info("references of %s: %s", view.meta.idv, exc.wire_text())
+        return await asyncio.to_thread(bibtex.references_bibtex, references, found)
+
+    async def citations(self, paper: str, limit: object = None) -> Citations:
+        """Who cites the paper (Semantic Scholar): `{paper, count, citations}`."""
+        if limit is not None and not isinstance(limit, int | str):
+            raise BadRequest(f"limit must be a whole number from 1 to 100 (got {limit!r})")
+        return await self._discovery().citations(_arxiv_ref(paper), limit)
+
+    def categories(self) -> dict[str, Any]:
+        """arXiv's taxonomy: groups, archives, categories, aliases."""
+        return categories.categories()
+
+    async def category_trends(self, category: str, days: object = None) -> Trends:
+        """Submissions per day and the top title terms of an arXiv category."""
+        if not isinstance(category, str):
+            raise BadRequest("category must be text")
+        if days is not None and not isinstance(days, int | str):
+            raise BadRequest(f"days must be a whole number from 1 to 30 (got {days!r})")
+        return await self._discovery().trends(category, days)
 
     async def read(
         self, paper: str, anchor: str | None, max_tokens: object = None, door: Door = "rest"

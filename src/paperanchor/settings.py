@@ -6,12 +6,20 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 _RATE_LIMIT = re.compile(r"^(?:0|[1-9]\d*\s*/\s*(?:second|minute|hour|day))$")
+# What an API key may hold: it is sent as a header value, so no space, control character or
+# anything a header could be split on. Semantic Scholar's keys are 40 letters and digits.
+_API_KEY = re.compile(r"^[\x21-\x7e]{1,200}$")
+# Semantic Scholar's rates (its API documentation): one request a second with a key; without
+# one, a pool shared by every anonymous client, so we ask no more than arXiv's rate of it.
+S2_GAP_WITH_KEY_S = 1.0
+S2_GAP_WITHOUT_KEY_S = 3.0
 
 
 def _default_cache_dir() -> Path:
@@ -31,6 +39,9 @@ class Settings(BaseSettings):
         env_file=".env",
         extra="ignore",
         frozen=True,
+        # pydantic's errors repeat the value they refused: not for PAPERANCHOR_S2_API_KEY (our
+        # own messages name the other values)
+        hide_input_in_errors=True,
     )
 
     host: str = "127.0.0.1"
@@ -40,6 +51,12 @@ class Settings(BaseSettings):
     ar5iv_url: str = "https://ar5iv.labs.arxiv.org/html"
     # the last source (SPEC §2): a paper's PDF, read into the tree from its text layer
     arxiv_pdf_url: str = "https://arxiv.org/pdf"
+    # Discovery (SPEC §4): the arXiv API and Semantic Scholar; an empty URL turns it off.
+    arxiv_api_url: str = "https://export.arxiv.org/api/query"
+    s2_url: str = "https://api.semanticscholar.org/graph/v1"
+    s2_api_key: SecretStr | None = None
+    # SPEC §7: `reader`, the seven tools; `all`, the four discovery tools too.
+    tools: Literal["reader", "all"] = "reader"
     local_dir: Path | None = None
     offline: bool = False
     cache_dir: Path = Field(default_factory=_default_cache_dir)
@@ -55,6 +72,12 @@ class Settings(BaseSettings):
     # at backoff_cap_s; a Retry-After longer than the cap is not waited for).
     backoff_s: float = 1.0
     backoff_cap_s: float = 30.0
+    # Not in SPEC's table: the gaps of the discovery upstreams, each its own gate (polite.py).
+    # arXiv asks API clients for one request every three seconds, across all of a user's
+    # machines (with Redis the gap holds across processes); Semantic Scholar's is 1 s with a
+    # key and 3 s without (S2_GAP_*), unless set.
+    arxiv_api_gap_s: float = 3.0
+    s2_gap_s: float | None = None
     # Not in SPEC's table: with a Redis store, how long a host's turn or a paper's fetch lock
     # outlives a process that died holding it (a live holder renews it every third of this).
     lock_lease_s: float = 10.0
@@ -81,6 +104,13 @@ class Settings(BaseSettings):
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
 
     @property
+    def s2_gap(self) -> float:
+        """Seconds between two requests to Semantic Scholar."""
+        if self.s2_gap_s is not None:
+            return self.s2_gap_s
+        return S2_GAP_WITH_KEY_S if self.s2_api_key is not None else S2_GAP_WITHOUT_KEY_S
+
+    @property
     def max_html_bytes(self) -> int:
         return int(self.max_html_mb * 1024 * 1024)
 
@@ -88,12 +118,16 @@ class Settings(BaseSettings):
     def memory_bytes(self) -> int:
         return int(self.memory_mb * 1024 * 1024)
 
-    @field_validator("public_url", "cache_url", "local_dir", mode="before")
+    @field_validator(
+        "public_url", "cache_url", "local_dir", "s2_api_key", "s2_gap_s", mode="before"
+    )
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("arxiv_html_url", "ar5iv_url", "arxiv_pdf_url", "public_url")
+    @field_validator(
+        "arxiv_html_url", "ar5iv_url", "arxiv_pdf_url", "public_url", "arxiv_api_url", "s2_url"
+    )
     @classmethod
     def _http_base(cls, value: str | None, info: ValidationInfo) -> str | None:
         # An empty upstream base disables that source (SPEC §2).
@@ -160,11 +194,30 @@ class Settings(BaseSettings):
             raise ValueError(f"PAPERANCHOR_MAX_CONNECTIONS must be 1-1000000, got {value}")
         return value
 
-    @field_validator("down_s", "not_found_ttl_s")
+    @field_validator("s2_api_key")
     @classmethod
-    def _finite_seconds(cls, value: float, info: ValidationInfo) -> float:
+    def _api_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not _API_KEY.match(value.get_secret_value()):
+            # the key itself is never shown: it is a secret
+            raise ValueError(
+                "PAPERANCHOR_S2_API_KEY must be 1-200 printable ASCII characters without spaces"
+            )
+        return value
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _tools(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = value.strip().lower()
+            if value not in {"reader", "all"}:
+                raise ValueError(f"PAPERANCHOR_TOOLS must be reader or all, got {value!r}")
+        return value
+
+    @field_validator("down_s", "not_found_ttl_s", "arxiv_api_gap_s", "s2_gap_s")
+    @classmethod
+    def _finite_seconds(cls, value: float | None, info: ValidationInfo) -> float | None:
         # 0 turns the memory off; an infinite one would never be forgotten (nor fit Redis's PX).
-        if not 0 <= value < float("inf"):
+        if value is not None and not 0 <= value < float("inf"):
             name = _env(info.field_name or "")
             raise ValueError(f"{name} must be a finite number >= 0, got {value}")
         return value

@@ -341,7 +341,7 @@ class Sources:
                 limit=self.settings.max_html_bytes,
                 error_limit=_ERROR_PAGE_BYTES,
                 broken=broken,
-                accept=accept,
+                headers={"Accept": accept} if accept else None,
             )
         except Unreachable as exc:
             if await self._every_source_unreachable(url):

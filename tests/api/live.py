@@ -22,6 +22,7 @@ import uvicorn
 
 from paperanchor.api.transport import server_options
 from paperanchor.app import create_app
+from paperanchor.discovery.client import Discovery
 from paperanchor.library import Library
 from paperanchor.settings import Settings
 from tests.conftest import STARTUP_S, free_port, stop_process, wait_healthy
@@ -34,6 +35,7 @@ class LiveServer:
         self,
         settings: Callable[[str], Settings],
         library: Callable[[Settings], Library] | None = None,
+        discovery: Callable[[Library], Discovery] | None = None,
     ) -> None:
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.bind(("127.0.0.1", 0))
@@ -41,7 +43,9 @@ class LiveServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.settings = settings(self.url)
         self.app = create_app(
-            self.settings, library=library(self.settings) if library is not None else None
+            self.settings,
+            library=library(self.settings) if library is not None else None,
+            discovery=discovery,
         )
         config = uvicorn.Config(
             self.app,
@@ -77,10 +81,13 @@ class LiveServer:
 
 @contextlib.contextmanager
 def live_server(
-    settings: Callable[[str], Settings], library: Callable[[Settings], Library] | None = None
+    settings: Callable[[str], Settings],
+    library: Callable[[Settings], Library] | None = None,
+    discovery: Callable[[Library], Discovery] | None = None,
 ) -> Iterator[LiveServer]:
-    """A started `LiveServer`, stopped on exit; `library` builds a custom library."""
-    server = LiveServer(settings, library).start()
+    """A started `LiveServer`, stopped on exit; `library` builds a custom library, `discovery`
+    a custom discovery client over it."""
+    server = LiveServer(settings, library, discovery).start()
     try:
         yield server
     finally:

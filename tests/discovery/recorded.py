@@ -36,15 +36,21 @@ def s2(name: str) -> bytes:
 
 def all_metadata() -> dict[str, Any]:
     """Every paper of every recorded feed, by bare id (the first feed that has it)."""
+    return {paper: entries[0] for paper, entries in recorded_entries().items()}
+
+
+def recorded_entries() -> dict[str, list[Any]]:
+    """Every entry of every recorded feed, by bare id, in feed-name order (a paper may be
+    in several feeds)."""
     from paperanchor.discovery.atom import parse_feed
     from paperanchor.errors import PaperAnchorError
 
-    papers: dict[str, Any] = {}
+    papers: dict[str, list[Any]] = {}
     for name in atom_names():
         try:
             feed = parse_feed(atom(name))
         except PaperAnchorError:
             continue  # the error feed
         for entry in feed.entries:
-            papers.setdefault(entry["paper"], entry)
+            papers.setdefault(entry["paper"], []).append(entry)
     return papers

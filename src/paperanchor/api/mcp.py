@@ -1,4 +1,7 @@
-"""MCP adapter (SPEC §7): the seven operations as tools of an mcp 2.x `MCPServer`.
+"""MCP adapter (SPEC §7): the operations as tools of an mcp 2.x `MCPServer`.
+
+Two tool sets (`PAPERANCHOR_TOOLS`): `reader`, the seven reading tools, and `all`, those and
+the four discovery tools `search_arxiv`, `bibtex`, `citations` and `category_trends`.
 
 The same server object is served over Streamable HTTP at /mcp by app.py (stateless, JSON
 responses) and over stdio by `paperanchor mcp`. Each tool is arguments in, one service call,
@@ -7,8 +10,8 @@ text. Failures come back as `isError` results with the text `<code>: <detail>`, 
 `ToolServer.call_tool` and nowhere else.
 
 The tool definitions are sent to the model on every request, so they are kept small (SPEC §7:
-under 1,500 tokens for the seven): parameter schemas without titles, output schemas with the
-top-level fields only (the full shapes are in /openapi.json).
+under 1,500 tokens for the seven, 2,400 for the eleven): parameter schemas without titles,
+output schemas with the top-level fields only (the full shapes are in /openapi.json).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -27,6 +30,7 @@ from pydantic import BeforeValidator, Field, ValidationError
 from paperanchor import __version__
 from paperanchor.api import models
 from paperanchor.api.arguments import invalid_arguments
+from paperanchor.discovery.client import discovery_of
 from paperanchor.errors import BadRequest, PaperAnchorError, internal
 from paperanchor.library import Library
 from paperanchor.parse import PARSER_VERSION, parse_document
@@ -65,8 +69,16 @@ Paper = Annotated[
 Anchor = Annotated[str, Field(description="id, alias or slug: S3.SS2, S3.2, introduction")]
 
 
-def build_server(service: PaperService, *, default_wait: float = DEFAULT_WAIT_S) -> ToolServer:
-    """The seven tools over `service`."""
+ToolSet = Literal["reader", "all"]
+
+# Arguments whose SPEC name is a Python keyword: the name on the wire -> the function's.
+RENAMED = {"search_arxiv": {"from": "date_from", "to": "date_to"}}
+
+
+def build_server(
+    service: PaperService, *, default_wait: float = DEFAULT_WAIT_S, tools: ToolSet = "reader"
+) -> ToolServer:
+    """The seven tools over `service`; with `tools="all"` the four discovery tools too."""
 
     async def outline(
         paper: Paper,
@@ -118,7 +130,7 @@ def build_server(service: PaperService, *, default_wait: float = DEFAULT_WAIT_S)
     ) -> CallToolResult:
         return _json_result({"hits": await service.search_paper(paper, query, limit)})
 
-    tools = [
+    listed = [
         _tool(
             outline,
             "Start here: title, authors, abstract, TL;DR, contributions and the section tree "
@@ -155,24 +167,107 @@ def build_server(service: PaperService, *, default_wait: float = DEFAULT_WAIT_S)
             models.Hits,
         ),
     ]
+    if tools == "all":
+        listed += discovery_tools(service)
     return ToolServer(
         "paperanchor",
         title="paperanchor",
         version=__version__,
         instructions=INSTRUCTIONS,
-        tools=tools,
+        tools=listed,
         log_level="WARNING",
     )
+
+
+def discovery_tools(service: PaperService) -> list[Tool]:
+    """The four discovery tools of SPEC §7 (PAPERANCHOR_TOOLS=all)."""
+
+    async def search_arxiv(
+        query: Annotated[str, Field(description="words, or ti: au: abs: cat: AND OR ANDNOT")],
+        category: Annotated[str | None, Field(description="cs.LG")] = None,
+        date_from: Annotated[str | None, Field(description="YYYY-MM-DD")] = None,
+        date_to: Annotated[str | None, Field(description="YYYY-MM-DD")] = None,
+        sort: Annotated[str | None, Field(description="relevance|submitted|updated")] = None,
+        start: Annotated[int | None, Field(description="from 0")] = None,
+        limit: Annotated[int | None, Field(description="1-50, default 10")] = None,
+    ) -> CallToolResult:
+        page = await service.search_arxiv(
+            query,
+            category=category,
+            date_from=date_from,
+            date_to=date_to,
+            sort=sort,
+            start=start,
+            limit=limit,
+        )
+        return _json_result(page)
+
+    async def bibtex(
+        papers: Annotated[list[str] | None, Field(description="1-20 arXiv ids")] = None,
+        referencesOf: Annotated[str | None, Field(description="a paper: its bibliography")] = None,
+    ) -> CallToolResult:
+        if (papers is None) == (referencesOf is None):
+            raise BadRequest("bibtex takes papers or referencesOf, one of the two")
+        if papers is not None:
+            return _json_result({"bibtex": await service.bibtex(papers)})
+        assert referencesOf is not None
+        return _json_result({"bibtex": await service.references_bibtex(referencesOf)})
+
+    async def citations(
+        paper: Paper,
+        limit: Annotated[int | None, Field(description="1-100, default 20")] = None,
+    ) -> CallToolResult:
+        return _json_result(await service.citations(paper, limit))
+
+    async def category_trends(
+        category: Annotated[str, Field(description="cs.LG, hep-th")],
+        days: Annotated[int | None, Field(description="1-30, default 7")] = None,
+    ) -> CallToolResult:
+        return _json_result(await service.category_trends(category, days))
+
+    return [
+        _tool(
+            search_arxiv,
+            "Search arXiv: compact hits (id, title, first authors, date, summary), newest "
+            "with sort=submitted.",
+            models.SearchPage,
+        ),
+        _tool(
+            bibtex,
+            "BibTeX that compiles: of arXiv papers, or of a paper's bibliography (referencesOf).",
+            models.BibTeX,
+        ),
+        _tool(
+            citations,
+            "Papers citing an arXiv paper (Semantic Scholar): count, titles, years, arXiv ids.",
+            models.Citations,
+        ),
+        _tool(
+            category_trends,
+            "An arXiv category's submissions per day and top title terms, last 1-30 days.",
+            models.Trends,
+        ),
+    ]
 
 
 def _tool(function: Callable[..., Any], description: str, *output: Any) -> Tool:
     description = f"{description} {UNTRUSTED}"
     tool = Tool.from_function(function, description=description, annotations=READ_ONLY)
-    tool.parameters = models.compact(tool.parameters)
+    tool.parameters = _renamed(models.compact(tool.parameters), RENAMED.get(tool.name, {}))
     if output:
         # Results are built here, not by the SDK, so the schema is published as is.
         tool.fn_metadata.output_schema = models.shallow_schema(*output)
     return tool
+
+
+def _renamed(schema: dict[str, Any], renamed: dict[str, str]) -> dict[str, Any]:
+    """The parameter schema with its wire names (`from` for `date_from`)."""
+    if not renamed:
+        return schema
+    wire = {inner: outer for outer, inner in renamed.items()}
+    properties = {wire.get(name, name): value for name, value in schema["properties"].items()}
+    required = [wire.get(name, name) for name in schema.get("required", [])]
+    return {**schema, "properties": properties, **({"required": required} if required else {})}
 
 
 def _json_result(value: Any) -> CallToolResult:
@@ -218,13 +313,15 @@ class ToolServer(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        renamed = RENAMED.get(name, {})
         try:
             self._check_names(name, arguments)
-            return await super().call_tool(name, arguments, context)
+            inner = {renamed.get(key, key): value for key, value in arguments.items()}
+            return await super().call_tool(name, inner, context)
         except PaperAnchorError as exc:
             return error_result(exc)
         except ToolError as exc:
-            return error_result(self._cause(name, exc))
+            return error_result(self._cause(name, exc, renamed))
 
     def _check_names(self, name: str, arguments: dict[str, Any]) -> None:
         known = self.parameters.get(name)
@@ -238,17 +335,24 @@ class ToolServer(MCPServer):
             )
 
     @staticmethod
-    def _cause(name: str, exc: ToolError) -> PaperAnchorError:
+    def _cause(name: str, exc: ToolError, renamed: dict[str, str]) -> PaperAnchorError:
         cause = exc.__cause__
         if isinstance(cause, PaperAnchorError):
             return cause
         if isinstance(cause, ValidationError):
-            return invalid_arguments(cause.errors())
+            wire = {inner: outer for outer, inner in renamed.items()}
+            errors = [
+                {**error, "loc": tuple(wire.get(str(part), part) for part in error["loc"])}
+                for error in cause.errors()
+            ]
+            return invalid_arguments(errors)
         logger.error("tool %s failed", name, exc_info=cause or exc)
         return internal(cause or exc)
 
 
 async def serve_stdio(settings: Settings) -> None:
     """`paperanchor mcp`: the tools over stdin/stdout, with a library of their own."""
-    async with Library(settings, parse=parse_document, parser_version=PARSER_VERSION) as library:
-        await build_server(PaperService(library, settings.public_base)).run_stdio_async()
+    library = Library(settings, parse=parse_document, parser_version=PARSER_VERSION)
+    async with library, discovery_of(library) as discovery:
+        service = PaperService(library, settings.public_base, discovery)
+        await build_server(service, tools=settings.tools).run_stdio_async()

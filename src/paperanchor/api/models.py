@@ -37,6 +37,28 @@ class Counts(Shape):
     errors: int
 
 
+class Metadata(Shape):
+    """A paper as the arXiv API describes it: every field as arXiv wrote it, dates in UTC."""
+
+    paper: str
+    title: str
+    authors: list[str]
+    abstract: str
+    published: str
+    updated: str
+    latestVersion: int = Field(
+        description="the version this entry describes: the latest for a bare id, the one "
+        "asked for a versioned id"
+    )
+    categories: list[str]
+    primaryCategory: str
+    doi: str | None
+    journalRef: str | None
+    comment: str | None
+    absUrl: str
+    pdfUrl: str
+
+
 class Section(Shape):
     id: str
     alias: str | None
@@ -72,6 +94,10 @@ class Outline(Shape):
         "the conversion died before the body and no source had better"
     )
     license: str | None = Field(description="the licence the page names (arXiv's licence line)")
+    metadata: Metadata | None = Field(
+        description="the arXiv API's metadata; null for a local document, or when the API did "
+        "not answer in time (a later outline has it)"
+    )
 
 
 class SectionText(Shape):
@@ -172,6 +198,99 @@ class Hits(Shape):
     """The MCP `search_paper` result: structured content is an object, so the list is wrapped."""
 
     hits: list[SearchHit]
+
+
+class Hit(Shape):
+    """One arXiv search result."""
+
+    paper: str
+    idv: str
+    title: str
+    authors: list[str] = Field(description='the first three, then "et al."')
+    published: str
+    primaryCategory: str
+    summary: str = Field(description="the abstract's first 150 characters, cut at a word")
+
+
+class SearchPage(Shape):
+    query: str = Field(description="the search_query sent to arXiv")
+    total: int
+    start: int
+    hits: list[Hit]
+
+
+class Citing(Shape):
+    title: str
+    year: int | None
+    arxiv: str | None
+    doi: str | None
+    url: str | None
+
+
+class Citations(Shape):
+    paper: str
+    count: int = Field(description="how many papers cite it (Semantic Scholar)")
+    citations: list[Citing]
+
+
+class DayCount(Shape):
+    date: str
+    count: int
+
+
+class TermCount(Shape):
+    term: str
+    count: int
+
+
+class Trends(Shape):
+    category: str | None
+    days: int
+    since: str
+    until: str
+    submissions: int = Field(description="submissions in the window")
+    total: int = Field(description="arXiv's count of results for the query")
+    complete: bool = Field(description="false when the counts are a lower bound")
+    perDay: list[DayCount]
+    topTerms: list[TermCount]
+
+
+class BibTeX(Shape):
+    """The MCP `bibtex` result: a .bib, one @misc per paper or bibliography entry."""
+
+    bibtex: str
+
+
+class Group(Shape):
+    id: str
+    name: str
+
+
+class Archive(Shape):
+    id: str
+    name: str
+    group: str
+    active: bool
+
+
+class Category(Shape):
+    id: str
+    name: str
+    archive: str
+    group: str
+    active: bool
+    aliasOf: str | None
+    description: str | None
+
+
+class Taxonomy(Shape):
+    """GET /categories.json: arXiv's taxonomy (arXiv/arxiv-base, MIT)."""
+
+    source: dict[str, str] = Field(description="where the taxonomy was converted from")
+    groups: list[Group]
+    archives: list[Archive]
+    categories: list[Category]
+    aliases: dict[str, str]
 
 
 class ErrorDetail(Shape):

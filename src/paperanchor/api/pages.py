@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 import sys
 import threading
 import weakref
@@ -25,6 +26,7 @@ from markupsafe import Markup
 
 from paperanchor import __version__, refs
 from paperanchor.api import rest
+from paperanchor.discovery import query
 from paperanchor.errors import PaperAnchorError
 from paperanchor.refs import parse_ref
 from paperanchor.render import html
@@ -67,6 +69,8 @@ def render(name: str, **context: Any) -> str:
 async def landing(
     request: Request,
     paper: Annotated[str | None, Query(description="a paper reference to open")] = None,
+    q: Annotated[str | None, Query(description="an arXiv search, shown on the page")] = None,
+    start: Annotated[int | None, Query(description="the search's first result")] = None,
 ) -> Response:
     if paper is not None and paper.strip():
         try:
@@ -75,6 +79,14 @@ async def landing(
             return error_page(error, "/", typed=paper)
         return RedirectResponse(f"/{quote(ref.idv, safe='/')}", status_code=303)
     settings = request.app.state.settings
+    searching = q is not None and q.strip() != ""
+    search: dict[str, Any] | None = None
+    failed: PaperAnchorError | None = None
+    if searching:
+        try:
+            search = dict(await rest.service(request).search_arxiv(q, start=start))
+        except PaperAnchorError as error:
+            failed = error
     local: list[LocalFile] = []
     more = 0
     if settings.local_dir is not None:
@@ -96,8 +108,28 @@ async def landing(
         example=examples[0] if examples else None,
         offline=settings.offline,
         local_dir_set=settings.local_dir is not None,
+        # a search box where arXiv can be searched; a search asked for is shown whatever
+        can_search=bool(settings.arxiv_api_url) and not settings.offline,
+        query=(q or "").strip()[:MAX_TYPED],
+        search=search,
+        pages=_pages(search) if search is not None else None,
+        failed=failed,
     )
-    return HTMLResponse(page, headers={"Cache-Control": rest.NOT_CACHEABLE})
+    headers = {"Cache-Control": rest.NOT_CACHEABLE}
+    if failed is not None and failed.retry_after is not None:
+        headers["Retry-After"] = str(max(1, math.ceil(failed.retry_after)))
+    status = failed.status if failed is not None else 200
+    return HTMLResponse(page, status_code=status, headers=headers)
+
+
+def _pages(search: dict[str, Any]) -> dict[str, int | None]:
+    """The starts of the previous and next pages of a search (None at either end)."""
+    start, shown, total = search["start"], len(search["hits"]), search["total"]
+    size = shown or 10
+    following = (
+        start + shown if shown and start + shown < min(total, query.RESULTS_WINDOW) else None
+    )
+    return {"previous": max(0, start - size) if start > 0 else None, "next": following}
 
 
 @router.get(
@@ -245,8 +277,29 @@ async def outline_page(request: Request, paper: rest.PaperPath) -> Response:
         # the public, versioned address (SPEC §4 permalink), never a configured mirror's
         return refs.permalink(outline["paper"], outline["idv"], outline["source"], anchor)
 
-    page = render("outline.html", outline=outline, source_link=source_link)
-    return rest.answer(request, paper, page.encode(), rest.HTML_TYPE, vary_accept=True)
+    metadata = outline["metadata"]
+    page = render(
+        "outline.html",
+        outline=outline,
+        source_link=source_link,
+        metadata=metadata,
+        doi_link=_doi_link(metadata["doi"]) if metadata is not None else None,
+        pending=rest.service(request).metadata_may_come(outline),
+        is_arxiv=not parse_ref(outline["paper"]).is_local,
+    )
+    cache = rest.outline_cache_control(request, paper, outline)
+    return rest.answer(request, paper, page.encode(), rest.HTML_TYPE, vary_accept=True, cache=cache)
+
+
+# A DOI as arXiv records it: `10.` and a registrant, then anything but spaces (bounded).
+_DOI = re.compile(r"^10\.\d{4,9}/\S{1,300}$")
+
+
+def _doi_link(doi: str | None) -> str | None:
+    """https://doi.org/ and the DOI, for a DOI that is one; None for anything else."""
+    if doi is None or not _DOI.match(doi):
+        return None
+    return "https://doi.org/" + quote(doi, safe="/:;()._-")
 
 
 def error_page(error: PaperAnchorError, asked: str, *, typed: str | None = None) -> Response:

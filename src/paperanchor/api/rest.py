@@ -28,6 +28,9 @@ from paperanchor.service import MAX_TOKENS_RANGE, WAIT_RANGE, PaperService
 JSON_TYPE = "application/json"
 MARKDOWN_TYPE = "text/markdown; charset=utf-8"
 HTML_TYPE = "text/html; charset=utf-8"
+# BibTeX as arXiv's own export serves it (arxiv.org/bibtex/{id}): a browser shows it, to copy
+# or save; the text is ASCII (bibtex.py checks every value).
+BIBTEX_TYPE = "text/plain; charset=utf-8"
 
 # A version never changes; a bare id may get a newer version, the latest is re-checked daily
 # upstream (PAPERANCHOR_LATEST_TTL_S) and an hour is the staleness a reader will not notice.
@@ -36,6 +39,8 @@ LATEST = "public, max-age=3600"
 # A local file can be edited at any time: store it, but ask again (a 304 when unchanged).
 REVALIDATE = "no-cache"
 NOT_CACHEABLE = "no-store"
+# arXiv's taxonomy is package data: it changes with a release of this server.
+TAXONOMY = "public, max-age=86400"
 
 # Markdown routes answer the whole node unless ?maxTokens= asks for less (SPEC §6).
 WHOLE = MAX_TOKENS_RANGE[1]
@@ -61,6 +66,10 @@ class RecordingLoader:
 
 class MarkdownResponse(Response):
     media_type = "text/markdown"  # Starlette adds the charset to every text/* type
+
+
+class BibTeXResponse(Response):
+    media_type = "text/plain"
 
 
 router = APIRouter()
@@ -134,6 +143,20 @@ def markdown_route(summary: str) -> dict[str, Any]:
     }
 
 
+def bibtex_route(summary: str) -> dict[str, Any]:
+    return {
+        "summary": summary,
+        "response_class": BibTeXResponse,
+        "responses": {
+            200: {
+                "description": summary,
+                "content": {"text/plain": {"schema": {"type": "string"}}},
+            },
+            **error_responses(BIBTEX_TYPE),
+        },
+    }
+
+
 def service(request: Request) -> PaperService:
     paper_service: PaperService = request.app.state.service
     return paper_service
@@ -192,6 +215,90 @@ async def local_file(request: Request, path: str) -> Response:
     except OSError:
         raise NotFound(f"No image {shown(path)} in the local directory") from None
     return Response(body, media_type=media_type, headers={"Cache-Control": "public, max-age=3600"})
+
+
+# -- discovery (SPEC §4): arXiv search, categories, trends; registered before the paper routes,
+# which would take /search.json for a paper's (a paper is never `search` or `categories`)
+
+
+@router.get("/search.json", **json_route(models.SearchPage, "Search arXiv"))
+async def search_arxiv(
+    request: Request,
+    q: Annotated[
+        str | None,
+        Query(description="arXiv's search_query: words, or ti:, au:, abs:, cat:, AND, OR, ANDNOT"),
+    ] = None,
+    category: Annotated[str | None, Query(description="an arXiv category, cs.LG")] = None,
+    date_from: Annotated[
+        str | None, Query(alias="from", description="first submission day, YYYY-MM-DD (UTC)")
+    ] = None,
+    date_to: Annotated[
+        str | None, Query(alias="to", description="last submission day, YYYY-MM-DD (UTC)")
+    ] = None,
+    sort: Annotated[str | None, Query(description="relevance, submitted or updated")] = None,
+    start: Annotated[int | None, Query(description="the first result, from 0")] = None,
+    limit: Annotated[int | None, Query(description="results, 1-50 (default 10)")] = None,
+) -> Response:
+    """One page of an arXiv API search: `{query, total, start, hits}`; an empty page is an
+    empty list (SPEC §4)."""
+    page = await service(request).search_arxiv(
+        q,
+        category=category,
+        date_from=date_from,
+        date_to=date_to,
+        sort=sort,
+        start=start,
+        limit=limit,
+    )
+    return etagged(request, dumps(page), JSON_TYPE, LATEST)
+
+
+@router.get("/categories.json", **json_route(models.Taxonomy, "arXiv's category taxonomy"))
+async def categories(request: Request) -> Response:
+    return etagged(request, dumps(service(request).categories()), JSON_TYPE, TAXONOMY)
+
+
+@router.get(
+    "/categories/{category}/trends.json",
+    **json_route(models.Trends, "Daily submissions and top title terms of a category"),
+)
+async def category_trends(
+    request: Request,
+    category: Annotated[str, Path(description="an arXiv category: cs.LG, hep-th, math.AG")],
+    days: Annotated[int | None, Query(description="the last 1-30 days (default 7)")] = None,
+) -> Response:
+    found = await service(request).category_trends(category, days)
+    return etagged(request, dumps(found), JSON_TYPE, LATEST)
+
+
+@router.get("/{paper:path}/metadata.json", **json_route(models.Metadata, "arXiv metadata"))
+async def metadata(request: Request, paper: PaperPath) -> Response:
+    """The arXiv API's record of the paper (a versioned id: that version's)."""
+    found = await service(request).metadata(paper)
+    return etagged(request, dumps(found), JSON_TYPE, LATEST)
+
+
+@router.get(
+    "/{paper:path}/citations.json",
+    **json_route(models.Citations, "Papers that cite it (Semantic Scholar)"),
+)
+async def citations(
+    request: Request,
+    paper: PaperPath,
+    limit: Annotated[int | None, Query(description="citing papers, 1-100 (default 20)")] = None,
+) -> Response:
+    found = await service(request).citations(paper, limit)
+    return etagged(request, dumps(found), JSON_TYPE, LATEST)
+
+
+@router.get(
+    "/{paper:path}/references.bib",
+    **bibtex_route("The bibliography as BibTeX (arXiv papers from the arXiv API)"),
+)
+async def references_bib(request: Request, paper: PaperPath) -> Response:
+    bib = await service(request).references_bibtex(paper)
+    cache = REVALIDATE if parse_ref(paper).is_local else LATEST
+    return etagged(request, bib.encode(), BIBTEX_TYPE, cache)
 
 
 @router.get("/{paper:path}/outline.json", **json_route(models.Outline, "Outline"))
@@ -282,6 +389,12 @@ async def search_paper(
     return answer(request, paper, dumps(hits), JSON_TYPE)
 
 
+@router.get("/{paper:path}.bib", **bibtex_route("The paper's BibTeX (@misc, from the arXiv API)"))
+async def paper_bib(request: Request, paper: PaperPath) -> Response:
+    bib = await service(request).bibtex([paper])
+    return etagged(request, bib.encode(), BIBTEX_TYPE, LATEST)
+
+
 @router.get("/{paper:path}.md", **markdown_route("The whole paper as Markdown"))
 async def paper_markdown(
     request: Request, paper: PaperPath, max_tokens: MaxTokens = None
@@ -298,7 +411,27 @@ async def outline_answer(request: Request, paper: str, *, vary_accept: bool = Fa
     wait = prefer_wait(request.headers.getlist("prefer"))
     outline = await service(request).outline(paper, wait, default_wait=0.0)
     applied = {"Preference-Applied": f"wait={wait:g}"} if wait is not None else {}
-    return answer(request, paper, dumps(outline), JSON_TYPE, applied, vary_accept=vary_accept)
+    return answer(
+        request,
+        paper,
+        dumps(outline),
+        JSON_TYPE,
+        applied,
+        vary_accept=vary_accept,
+        cache=outline_cache_control(request, paper, outline),
+    )
+
+
+def outline_cache_control(request: Request, paper: str, outline: dict[str, Any]) -> str:
+    """An outline's caching: the paper's, but metadata changes (a new version, a journal
+    reference) and is kept a day, so an outline with it is kept an hour at most, and one whose
+    metadata may still come is revalidated (its ETag changes when it comes)."""
+    if outline.get("metadata") is not None:
+        paper_cache = cache_control(paper)
+        return LATEST if paper_cache == IMMUTABLE else paper_cache
+    if service(request).metadata_may_come(outline):
+        return REVALIDATE
+    return cache_control(paper)
 
 
 def prefer_wait(headers: list[str]) -> float | None:
@@ -330,12 +463,26 @@ def answer(
     headers: dict[str, str] | None = None,
     *,
     vary_accept: bool = False,
+    cache: str | None = None,
 ) -> Response:
-    """A successful answer about `paper`, with its ETag and Cache-Control, or 304."""
-    etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-    out = {**(headers or {}), "ETag": etag, "Cache-Control": cache_control(paper)}
+    """A successful answer about `paper`, with its ETag and Cache-Control (`cache`, else the
+    paper's), or 304."""
+    out = dict(headers or {})
     if vary_accept:
         out["Vary"] = "Accept"
+    return etagged(request, body, media_type, cache or cache_control(paper), out)
+
+
+def etagged(
+    request: Request,
+    body: bytes,
+    media_type: str,
+    cache: str,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    """A successful answer with its ETag and `Cache-Control: cache`, or 304."""
+    etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+    out = {**(headers or {}), "ETag": etag, "Cache-Control": cache}
     if _matches(request.headers.get("if-none-match"), etag):
         return Response(status_code=304, headers=out)
     return Response(body, media_type=media_type, headers=out)
@@ -372,9 +519,11 @@ def dumps(value: Any) -> bytes:
 
 
 def wire_form(path: str, accept: str | None) -> str:
-    """Which of SPEC §9's wire forms a request gets: "json", "markdown" or "html"."""
+    """Which of SPEC §9's wire forms a request gets: "json", "markdown", "text" or "html"."""
     if path.endswith(".md"):
         return "markdown"
+    if path.endswith(".bib"):
+        return "text"  # `code: detail`, as the Markdown routes, in the .bib's type
     if path.endswith(".json") or path in ("/mcp", "/healthz", "/metrics"):
         return "json"
     if path.startswith("/files/"):
@@ -387,9 +536,10 @@ def error_response(error: PaperAnchorError, form: str) -> Response:
     headers = {"Cache-Control": NOT_CACHEABLE}
     if error.retry_after is not None:
         headers["Retry-After"] = str(max(1, math.ceil(error.retry_after)))
-    if form == "markdown":
-        text = error.wire_text() + "\n"
-        return MarkdownResponse(text.encode(), status_code=error.status, headers=headers)
+    if form in ("markdown", "text"):
+        text = (error.wire_text() + "\n").encode()
+        kind = MarkdownResponse if form == "markdown" else BibTeXResponse
+        return kind(text, status_code=error.status, headers=headers)
     return Response(
         dumps(error.to_json()), status_code=error.status, media_type=JSON_TYPE, headers=headers
     )

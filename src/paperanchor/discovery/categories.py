@@ -46,6 +46,20 @@ STOP_WORDS = frozenset(
 )
 
 
+class DayCount(TypedDict):
+    """Submissions of one UTC day."""
+
+    date: str
+    count: int
+
+
+class TermCount(TypedDict):
+    """A title term and the number of titles that have it."""
+
+    term: str
+    count: int
+
+
 class Trends(TypedDict):
     """Category trends: submissions per UTC day over the window and the top title terms."""
 
@@ -56,8 +70,8 @@ class Trends(TypedDict):
     submissions: int
     total: int
     complete: bool
-    perDay: list[dict[str, Any]]
-    topTerms: list[dict[str, Any]]
+    perDay: list[DayCount]
+    topTerms: list[TermCount]
 
 
 @lru_cache(maxsize=1)

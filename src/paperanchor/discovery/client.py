@@ -1,0 +1,458 @@
+"""The discovery clients (SPEC §4): the arXiv API and Semantic Scholar, polite and cached.
+
+    discovery = Discovery(settings, polite=polite, store=store)
+    await discovery.metadata([ref, …])        # up to 20 papers, one API request: {idv: Metadata}
+    await discovery.metadata_of(ref)          # one paper's Metadata, or NotFound
+    await discovery.outline_metadata(ref)     # the cached Metadata, else None while it is fetched
+    await discovery.search(query)             # query.search_query(…) -> SearchPage
+    await discovery.citations(ref, limit)     # Citations (Semantic Scholar)
+    await discovery.trends(category, days)    # Trends
+    await discovery.aclose()
+
+This is the impure half of `paperanchor.discovery`: it sends the requests that `query.py` and
+`s2.py` compose through `polite.py`, each service behind a gate of its own (the arXiv API every
+`PAPERANCHOR_ARXIV_API_GAP_S`, 3 s; Semantic Scholar every 1 s with a key, 3 s without; across
+processes with Redis), and hands the answers to `atom.py` and `s2.py`. Answers are kept in the
+store as JSON entries (`entries.py`, checked when read back): metadata for
+`PAPERANCHOR_LATEST_TTL_S`, searches and trends for an hour, citations for a day. Errors are
+never kept. Offline (`PAPERANCHOR_OFFLINE=1`) or with an empty URL, what is kept is served and
+nothing is asked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import quote, urlencode
+
+from paperanchor.discovery import atom, entries, query, s2
+from paperanchor.discovery.atom import Feed, Metadata, SearchPage
+from paperanchor.discovery.categories import Trends, category_id, trends
+from paperanchor.discovery.s2 import Citations
+from paperanchor.errors import NotFound, PaperAnchorError, TooLarge, UpstreamError
+from paperanchor.flight import SingleFlight
+from paperanchor.polite import Answer, Gate, Polite
+from paperanchor.refs import PaperRef, shown
+from paperanchor.settings import Settings
+from paperanchor.store import Store
+
+if TYPE_CHECKING:
+    from paperanchor.library import Library
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+ARXIV_API = "arXiv API"
+SEMANTIC_SCHOLAR = "Semantic Scholar"
+SEARCH_TTL_S = 3600.0  # SPEC §4 leaves it to us: a search's newest results may change hourly
+TRENDS_TTL_S = 3600.0  # one search
+CITATIONS_TTL_S = 86400.0  # SPEC §4: cached for a day
+# Fetches of outline metadata left running after their outline answered without it (each is
+# one API request, bounded by the gate's queue and the timeouts); past this many, an outline
+# does not start another one and answers `metadata: null`.
+MAX_BACKGROUND = 64
+_ATOM = {"Accept": "application/atom+xml"}
+# An error answer's body is read this far: arXiv's error feed is 1.3 kB, S2's error a line.
+_ERROR_BYTES = 64 * 1024
+# Entry format version, in every key: a change of shape changes the keys.
+_ENTRY = "1"
+
+
+def api_url(base: str, params: dict[str, str]) -> str:
+    """The URL of one arXiv API request (the tests' replay is scripted with the same)."""
+    return f"{base}?{urlencode(params, quote_via=quote, safe=':,')}"
+
+
+def s2_url(base: str, path: str, params: dict[str, str]) -> str:
+    """The URL of one Semantic Scholar request."""
+    return f"{base}/{quote(path, safe='/:')}?{urlencode(params, quote_via=quote, safe=',')}"
+
+
+def discovery_of(library: Library) -> Discovery:
+    """The discovery client of a library: over its polite client (a gate per upstream, shared
+    across processes with Redis) and its store."""
+    return Discovery(library.settings, polite=library.sources.polite, store=library.store)
+
+
+class Discovery:
+    """Metadata, search, citations and trends over one `Polite` client and one store."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        polite: Polite,
+        store: Store,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.polite = polite
+        self.store = store
+        self._clock = clock or (lambda: datetime.now(UTC))
+        self._arxiv_gate = Gate("arxiv-api", settings.arxiv_api_gap_s)
+        self._s2_gate = Gate("semantic-scholar", settings.s2_gap)
+        secret = settings.s2_api_key
+        api_key = secret.get_secret_value() if secret is not None else None
+        self._s2_headers = {"Accept": "application/json", **s2.headers(api_key)}
+        self._flight: SingleFlight[str, Any] = SingleFlight()
+        self._background: dict[str, asyncio.Task[Metadata]] = {}
+
+    async def __aenter__(self) -> Discovery:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Cancel the metadata fetches outlines left running (the HTTP client is polite's)."""
+        tasks = list(self._background.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- what can be asked --------------------------------------------------------------------
+
+    @property
+    def asks_arxiv(self) -> bool:
+        """Whether the arXiv API is asked at all (configured, and not offline)."""
+        return bool(self.settings.arxiv_api_url) and not self.settings.offline
+
+    def _no_arxiv(self, what: str) -> NotFound:
+        if self.settings.offline:
+            return NotFound(
+                f"{what} is not in the cache, and offline mode (PAPERANCHOR_OFFLINE=1) asks "
+                "nothing of the arXiv API"
+            )
+        return NotFound(f"{what} needs the arXiv API, and PAPERANCHOR_ARXIV_API_URL is empty")
+
+    def _no_s2(self, what: str) -> NotFound:
+        if self.settings.offline:
+            return NotFound(
+                f"{what} is not in the cache, and offline mode (PAPERANCHOR_OFFLINE=1) asks "
+                "nothing of Semantic Scholar"
+            )
+        return NotFound(f"{what} needs Semantic Scholar, and PAPERANCHOR_S2_URL is empty")
+
+    # -- metadata -----------------------------------------------------------------------------
+
+    async def metadata(self, refs: Sequence[PaperRef]) -> dict[str, Metadata]:
+        """The metadata of 1-20 papers by their `idv` as asked, in one API request for those
+        not kept; a paper arXiv has no entry for is left out.
+
+        A versioned reference gets that version's entry (arXiv answers `id_list=2104.12255v1`
+        with v1's title, abstract and dates), a bare one the latest version's (SPEC §2: no
+        version means the latest).
+        """
+        checked = query.id_list(list(refs))
+        found: dict[str, Metadata] = {}
+        missing: list[PaperRef] = []
+        for ref in checked:
+            kept = await self._read(_metadata_key(ref), Metadata, _metadata_of(ref))
+            if kept is not None:
+                found[ref.idv] = kept
+            else:
+                missing.append(ref)
+        if not missing or not self.asks_arxiv:
+            return found  # `missing_error` says why the others are absent
+        if len(missing) == 1:
+            (ref,) = missing
+            fetched = await self._flight.run(_metadata_key(ref), lambda: self._fetch([ref]))
+        else:
+            fetched = await self._fetch(missing)
+        return {**found, **fetched}
+
+    async def metadata_of(self, ref: PaperRef) -> Metadata:
+        """One paper's metadata; `NotFound` when arXiv has no entry for it."""
+        found = await self.metadata([ref])
+        if ref.idv not in found:
+            raise self.missing_error([ref])
+        return found[ref.idv]
+
+    def missing_error(self, refs: Sequence[PaperRef]) -> NotFound:
+        """Why `metadata` left these papers out: arXiv has no entry, or it was not asked."""
+        names = ", ".join(ref.idv for ref in refs)
+        if not self.asks_arxiv:
+            return self._no_arxiv(f"The metadata of {names}")
+        return NotFound(f"The arXiv API has no paper {names}")
+
+    async def outline_metadata(self, ref: PaperRef) -> Metadata | None:
+        """The paper's metadata for its outline: kept, else fetched; None when it cannot be had.
+
+        The fetch runs on its own, so that an outline that stops waiting for it (the service
+        waits a moment only) leaves it to finish and be kept for the next outline. It never
+        raises: an outline answers without metadata rather than fail.
+        """
+        if ref.is_local:
+            return None
+        try:
+            kept = await self._read(_metadata_key(ref), Metadata, _metadata_of(ref))
+            if kept is not None or not self.asks_arxiv:
+                return kept
+            task = self._background.get(ref.idv)
+            if task is None:
+                if len(self._background) >= MAX_BACKGROUND:
+                    return None
+                task = asyncio.ensure_future(self.metadata_of(ref))
+                self._background[ref.idv] = task
+                task.add_done_callback(lambda done: self._finished(ref.idv, done))
+            return await asyncio.shield(task)
+        except PaperAnchorError as exc:
+            log.info("no metadata for the outline of %s: %s", ref.idv, exc.wire_text())
+            return None
+
+    def _finished(self, idv: str, task: asyncio.Task[Metadata]) -> None:
+        if self._background.get(idv) is task:
+            del self._background[idv]
+        if not task.cancelled():
+            task.exception()  # retrieved, whether or not an outline still waited for it
+
+    async def _fetch(self, refs: list[PaperRef]) -> dict[str, Metadata]:
+        subject = refs[0].idv if len(refs) == 1 else f"{len(refs)} papers ({refs[0].idv}, …)"
+        feed = await self._arxiv(query.id_list_params(refs), f"the metadata of {subject}")
+        found: dict[str, Metadata] = {}
+        for ref in refs:
+            entry = _entry_for(feed, ref)
+            if entry is not None:
+                found[ref.idv] = entry
+                await self._write(_metadata_key(ref), entry, self.settings.latest_ttl_s)
+        return found
+
+    # -- search and trends --------------------------------------------------------------------
+
+    async def search(self, asked: query.ArxivQuery) -> SearchPage:
+        """One page of an arXiv search (`query.search_query`), kept for an hour."""
+        params = asked.params()
+        key = f"search:{_ENTRY}:{_digest(params)}"
+        kept = await self._read(key, SearchPage, lambda page: page["query"] == asked.search_query)
+        if kept is not None:
+            return kept
+        what = f'The search "{shown(asked.search_query)}"'
+        if not self.asks_arxiv:
+            raise self._no_arxiv(what)
+
+        async def fetch() -> SearchPage:
+            feed = await self._arxiv(params, what[0].lower() + what[1:])
+            page = atom.search_page(feed, asked.search_query)
+            await self._write(key, page, SEARCH_TTL_S)
+            return page
+
+        found: SearchPage = await self._flight.run(key, fetch)
+        return found
+
+    async def trends(self, category: str, days: int | str | None = None) -> Trends:
+        """Submissions per day and the top title terms of `category` over the last `days`."""
+        now = self._clock()
+        asked, window = query.trends_query(category, days, today=now.astimezone(UTC).date())
+        params = asked.params()
+        canonical = category_id(category)
+        key = f"trends:{_ENTRY}:{_digest(params)}"
+        kept = await self._read(key, Trends, lambda found: found["category"] == canonical)
+        if kept is not None:
+            return kept
+        what = f"The trends of {canonical}"
+        if not self.asks_arxiv:
+            raise self._no_arxiv(what)
+
+        async def fetch() -> Trends:
+            feed = await self._arxiv(params, f"the trends of {canonical}")
+            # counting 2,000 entries' titles takes about 30 ms: off the event loop
+            found = await asyncio.to_thread(trends, feed, window, now, category=canonical)
+            await self._write(key, found, TRENDS_TTL_S)
+            return found
+
+        result: Trends = await self._flight.run(key, fetch)
+        return result
+
+    # -- citations ----------------------------------------------------------------------------
+
+    async def citations(self, ref: PaperRef, limit: int | str | None = None) -> Citations:
+        """Who cites `ref` (Semantic Scholar), its first `limit` citing papers; kept a day."""
+        count = s2.citations_limit(limit)
+        path, params = s2.citations_request(ref, count)
+        key = f"citations:{_ENTRY}:{ref.paper}:{count}"
+        kept = await self._read(key, Citations, lambda found: found["paper"] == ref.paper)
+        if kept is not None:
+            return kept
+        what = f"The citations of {ref.paper}"
+        if not self.settings.s2_url or self.settings.offline:
+            raise self._no_s2(what)
+
+        async def fetch() -> Citations:
+            subject = f"arXiv:{ref.paper}"
+            page = await self._s2(path, params, subject)
+            # The page alone counts the citations when it is the last one (S2 says `next` when
+            # there are more): a paper cited fewer than `limit` times costs one request.
+            paper = b"{}"
+            if _has_next(page):
+                paper_path, paper_params = s2.paper_request(ref)
+                paper = await self._s2(paper_path, paper_params, subject)
+            found = s2.citations(ref, paper, page, count)
+            await self._write(key, found, CITATIONS_TTL_S)
+            return found
+
+        result: Citations = await self._flight.run(key, fetch)
+        return result
+
+    # -- upstream requests --------------------------------------------------------------------
+
+    async def _arxiv(self, params: dict[str, str], subject: str) -> Feed:
+        """One arXiv API request: its feed, or arXiv's error (BadRequest, NotFound)."""
+        url = api_url(self.settings.arxiv_api_url, params)
+        answer = await self._request(
+            url, ARXIV_API, subject, atom.MAX_FEED_BYTES, _unended_feed, self._arxiv_gate, _ATOM
+        )
+        if answer.status not in (200, 400):
+            raise UpstreamError(f"{ARXIV_API} answered {answer.status} for {subject}")
+        # parsing 2,000 entries takes about 0.3 s: off the event loop. An error feed (arXiv
+        # answers it with 400) raises arXiv's words as BadRequest or NotFound here.
+        feed = await asyncio.to_thread(atom.parse_feed, answer.body)
+        if answer.status == 400:
+            raise UpstreamError(f"{ARXIV_API} answered 400 for {subject} without an error feed")
+        return feed
+
+    async def _s2(self, path: str, params: dict[str, str], subject: str) -> bytes:
+        """One Semantic Scholar request: its JSON body, or S2's error in its words."""
+        url = s2_url(self.settings.s2_url, path, params)
+        answer = await self._request(
+            url,
+            SEMANTIC_SCHOLAR,
+            subject,
+            s2.MAX_ANSWER_BYTES,
+            _unended_json,
+            self._s2_gate,
+            self._s2_headers,
+        )
+        s2.raise_for_status(answer.status, answer.body, subject)
+        return answer.body
+
+    async def _request(
+        self,
+        url: str,
+        label: str,
+        subject: str,
+        limit: int,
+        broken: Callable[[bytes], str | None],
+        upstream: Gate,
+        headers: dict[str, str],
+    ) -> Answer:
+        try:
+            return await self.polite.get(
+                url,
+                label=label,
+                subject=subject,
+                limit=limit,
+                # an error answer is read whole: arXiv's error feed (400), S2's {"error": …}
+                error_limit=_ERROR_BYTES,
+                broken=broken,
+                upstream=upstream,
+                headers=headers,
+            )
+        except TooLarge:
+            # not the caller's page being too large (too-large, 413): garbage from upstream
+            raise UpstreamError(
+                f"{label} answered {subject} with more than {limit:,} bytes"
+            ) from None
+
+    # -- the store ----------------------------------------------------------------------------
+
+    async def _read(
+        self, key: str, shape: type[T], belongs: Callable[[T], bool] | None = None
+    ) -> T | None:
+        """The entry kept under `key`, checked; None when there is none or it is not ours."""
+        raw = await asyncio.to_thread(self._get, key)
+        if raw is None:
+            return None
+        try:
+            value = entries.decode(raw, key, shape)
+            if belongs is not None and not belongs(value):
+                raise entries.EntryError("it answers another request")
+        except entries.EntryError as exc:
+            log.warning("dropping cache entry %s: %s", key, exc)
+            await asyncio.to_thread(self._delete, key)
+            return None
+        return value
+
+    async def _write(self, key: str, value: Any, ttl: float) -> None:
+        if ttl <= 0:
+            return
+        raw = entries.encode(key, value)
+        if raw is None:
+            log.info("not caching %s: larger than %d bytes", key, entries.MAX_ENTRY_BYTES)
+            return
+        await asyncio.to_thread(self._set, key, raw, ttl)
+
+    def _get(self, key: str) -> bytes | None:
+        try:
+            return self.store.get(key)
+        except Exception as exc:  # a store that fails reads as a miss
+            log.warning("cache read of %s failed: %s", key, exc)
+            return None
+
+    def _set(self, key: str, raw: bytes, ttl: float) -> None:
+        try:
+            self.store.set(key, raw, ttl)
+        except Exception as exc:  # not caching is safe
+            log.warning("cache write of %s failed: %s", key, exc)
+
+    def _delete(self, key: str) -> None:
+        try:
+            self.store.delete(key)
+        except Exception as exc:
+            log.warning("cache delete of %s failed: %s", key, exc)
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _metadata_key(ref: PaperRef) -> str:
+    return f"meta:{_ENTRY}:{ref.idv}"
+
+
+def _metadata_of(ref: PaperRef) -> Callable[[Metadata], bool]:
+    """Whether a kept entry is `ref`'s: its paper, and its version when one was asked for."""
+
+    def belongs(metadata: Metadata) -> bool:
+        if metadata["paper"] != ref.paper or metadata["latestVersion"] < 1:
+            return False
+        return ref.version is None or metadata["latestVersion"] == ref.version
+
+    return belongs
+
+
+def _entry_for(feed: Feed, ref: PaperRef) -> Metadata | None:
+    """The feed's entry for `ref`: its version's when one was asked, else the latest's."""
+    candidates = [entry for entry in feed.entries if entry["paper"] == ref.paper]
+    if ref.version is not None:
+        candidates = [entry for entry in candidates if entry["latestVersion"] == ref.version]
+    return max(candidates, key=lambda entry: entry["latestVersion"], default=None)
+
+
+def _digest(params: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _unended_feed(body: bytes) -> str | None:
+    """Why a 200 feed is not whole: it does not end with `</feed>` (a cut answer)."""
+    if body.rstrip()[-7:] == b"</feed>":
+        return None
+    return f"the feed stops before its end ({len(body)} bytes, no </feed>)"
+
+
+def _unended_json(body: bytes) -> str | None:
+    if body.rstrip()[-1:] == b"}":
+        return None
+    return f"the JSON stops before its end ({len(body)} bytes)"
+
+
+def _has_next(page: bytes) -> bool:
+    try:
+        value = json.loads(page[: s2.MAX_ANSWER_BYTES])
+    except (ValueError, RecursionError):
+        return False  # s2.citations says what is wrong with it
+    return isinstance(value, dict) and "next" in value
