@@ -22,7 +22,7 @@ from paperanchor.refs import parse_ref
 from tests.api.conftest import settings_for
 from tests.api.live import LiveServer, live_server
 from tests.reliability.report import record
-from tests.replay import AR5IV, ARXIV, cache_entries
+from tests.replay import AR5IV, ARXIV, PDF, cache_entries
 
 LONG = 100_000  # a 100 kB string
 FITS = 8_000  # the longest request line many proxies pass on
@@ -245,7 +245,7 @@ def assert_only_the_upstreams_were_asked(replay: Any, elsewhere: list[str]) -> N
     loopback guard saw no lookup or connection elsewhere."""
     assert elsewhere == []
     for request in replay.requests:
-        base = AR5IV if request.path.startswith(AR5IV + "/") else ARXIV
+        base = next((b for b in (AR5IV, PDF) if request.path.startswith(b + "/")), ARXIV)
         assert request.path.startswith(base + "/"), request.path
         reference = request.path[len(base) + 1 :]
         assert reference.isascii() and parse_ref(reference).idv == reference, request.path

@@ -60,9 +60,11 @@ def render(name: str, **context: Any) -> str:
     response_class=HTMLResponse,
     responses={
         303: {"description": "to the paper's page, when ?paper= is given"},
-        400: {
-            "description": "bad-request: not a paper reference",
-            "content": {"text/html": {"schema": {"type": "string"}}},
+        # a bad reference, or the search's own error (the page shows it with its status)
+        **{
+            status: answer
+            for status, answer in rest.error_responses(rest.HTML_TYPE).items()
+            if status != 304
         },
     },
 )
