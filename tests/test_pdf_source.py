@@ -154,9 +154,7 @@ def test_a_failed_rendering_beside_a_scanned_pdf_is_served_as_failed_and_never_c
     assert cache_entries(tmp_path) == {}
 
 
-def test_a_failed_rendering_beside_a_pdf_the_reader_refuses_is_served_as_failed(
-    replay, tmp_path
-):
+def test_a_failed_rendering_beside_a_pdf_the_reader_refuses_is_served_as_failed(replay, tmp_path):
     replay.script("/html/2608.30667", page(replay.corpus_page(FAILED_PAGE)))
     replay.script("/pdf/2608.30667", pdf(pdf_samples.encrypted_pdf()))
 
