@@ -24,6 +24,7 @@ PURE = (
     "paperanchor.refs",
     "paperanchor.errors",
     "paperanchor.codec",
+    "paperanchor.shapes",
     "paperanchor.service",
     "paperanchor.discovery.atom",
     "paperanchor.discovery.query",

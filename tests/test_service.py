@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import re
+from typing import Any
 
 import pytest
 
 from paperanchor import service
 from paperanchor.errors import BadRequest, NotFound
 from paperanchor.infer import sentences
+from paperanchor.library import Library
 from paperanchor.parse import parse_document
+from paperanchor.refs import parse_ref
 from paperanchor.render.markdown import tokens_of
 from paperanchor.render.text import plain_text
+from paperanchor.settings import Settings
 from tests.corpus_pages import fixture_path, parsed
 
 PUBLIC = "http://127.0.0.1:8000"
@@ -301,3 +306,53 @@ def test_a_cut_whole_paper_points_at_its_outline() -> None:
     assert cut.truncated
     assert cut.markdown.rstrip().endswith("fetch /local/full/outline.json]")
     assert cut.markdown.startswith("# Stable Paragraph Identifiers Across Manuscript Revisions")
+
+
+@pytest.mark.parametrize(
+    ("asked", "idv", "confirmed", "pinned"),
+    [
+        ("2501.11120v1", "2501.11120v1", True, True),
+        ("2501.11120", "2501.11120v1", True, False),  # the latest version may change
+        ("2307.00235v1", "2307.00235v1", False, False),  # ar5iv: the version is not confirmed
+        ("2307.00235v1", "2307.00235", False, False),
+        ("2501.11120v1", "2501.11120v2", True, False),  # another version answered
+        ("local/short", "local/short", False, False),
+    ],
+)
+def test_an_answer_is_pinned_only_when_the_version_asked_for_answered_confirmed(
+    asked: str, idv: str, confirmed: bool, pinned: bool
+) -> None:
+    served = service.Served({}, parse_ref(asked), idv, confirmed)
+    assert served.pinned is pinned
+
+
+def test_each_operation_says_which_paper_answered_beside_its_value(tmp_path) -> None:
+    settings = Settings(cache_dir=tmp_path, local_dir=fixture_path("short").parent, offline=True)
+
+    async def main() -> list[service.Served[Any]]:
+        async with Library(settings, parse=parse_document, parser_version="test") as library:
+            paper_service = service.PaperService(library, PUBLIC)
+            return [
+                await paper_service.outline("local/short"),
+                await paper_service.read("local/short", "S1"),
+                await paper_service.cite("local/short", "S2.p2"),
+                await paper_service.cite_text("local/short", "anchors are fixed"),
+                await paper_service.references("local/short"),
+                await paper_service.reference("local/short", "1"),
+                await paper_service.reference_answer("local/short", "1"),
+                await paper_service.equation("local/short", "E1"),
+                await paper_service.search_paper("local/short", "anchor"),
+                await paper_service.view("local/short"),
+            ]
+
+    answers = asyncio.run(main())
+
+    local = parse_ref("local/short")
+    assert {(a.asked, a.idv, a.pinned, a.pending) for a in answers} == {
+        (local, "local/short", False, False)
+    }
+    outline, read, cite = (answer.value for answer in answers[:3])
+    assert outline["idv"] == "local/short" and outline["metadata"] is None
+    assert read.markdown.startswith("# 1 ")
+    assert cite["anchor"] == "S2.p2"
+    assert answers[6].value["reference"]["citedIn"]

@@ -68,7 +68,7 @@ def create_app(
     if library is None:
         library = Library(settings, parse=parse_document, parser_version=PARSER_VERSION)
     finder = (discovery or discovery_of)(library)
-    service = PaperService(rest.RecordingLoader(library), settings.public_base, finder)
+    service = PaperService(library, settings.public_base, finder)
     tools = mcp.build_server(service, tools=settings.tools)
     mcp_app = tools.streamable_http_app(
         streamable_http_path="/mcp",
@@ -151,8 +151,11 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         for operations in schema.get("paths", {}).values():
             for operation in operations.values():
                 operation.get("responses", {}).pop("422", None)
+        schemas = schema.setdefault("components", {}).setdefault("schemas", {})
         for name in ("HTTPValidationError", "ValidationError"):
-            schema.get("components", {}).get("schemas", {}).pop(name, None)
+            schemas.pop(name, None)
+        schemas.update(rest.error_schemas())
+        schema["components"]["schemas"] = dict(sorted(schemas.items()))
         app.openapi_schema = schema
     return app.openapi_schema
 

@@ -13,19 +13,16 @@ import unicodedata
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Generic, Literal, Protocol, TypeVar, cast, overload
 
 from rapidfuzz import fuzz, process
 
-from paperanchor import infer, refs
+from paperanchor import infer, refs, shapes
 from paperanchor.anchors import WHOLE_PAPER, AnchorIndex, Located
 from paperanchor.discovery import bibtex, categories, query
-from paperanchor.discovery.atom import Metadata, SearchPage
-from paperanchor.discovery.categories import Trends
-from paperanchor.discovery.s2 import Citations
 from paperanchor.errors import BadRequest, NotFound
 from paperanchor.refs import PaperRef, parse_ref, shown
-from paperanchor.render.json import JSON, equation_json, float_json, reference_json
+from paperanchor.render.json import equation_json, float_json, reference_json
 from paperanchor.render.markdown import (
     document_chunks,
     join,
@@ -35,6 +32,7 @@ from paperanchor.render.markdown import (
 )
 from paperanchor.render.text import plain_text
 from paperanchor.search import Unit, search, units
+from paperanchor.shapes import Citations, Metadata, SearchPage, Taxonomy, Trends
 from paperanchor.tree import (
     Document,
     Equation,
@@ -49,7 +47,7 @@ from paperanchor.tree import (
 
 log = logging.getLogger(__name__)
 
-SCHEMA = 1
+SCHEMA: Final = 1
 MAX_TOKENS_RANGE = (100, 100_000)
 DEFAULT_MAX_TOKENS = 8000
 LIMIT_RANGE = (1, 50)
@@ -125,7 +123,8 @@ class ReadResult:
     truncated: bool
     markdown: str
 
-    def to_json(self) -> JSON:
+    def to_json(self) -> shapes.SectionText:
+        """The `SectionText` shape of GET /{paper}/sections/{anchor}.json."""
         return {
             "paper": self.paper,
             "idv": self.idv,
@@ -135,6 +134,37 @@ class ReadResult:
             "truncated": self.truncated,
             "markdown": self.markdown,
         }
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Served(Generic[T]):
+    """An operation's answer about one paper, and the facts about that paper each adapter turns
+    into its own headers or result: REST and the pages a Cache-Control (SPEC §6) and an ETag of
+    the bytes they send, MCP only the value. Facts, not headers: the service knows which paper
+    answered, each front door how to say so."""
+
+    value: T
+    asked: PaperRef
+    """the reference as it was asked for"""
+    idv: str
+    """the paper that answered: its id and version, or its bare id when the version is unknown"""
+    version_confirmed: bool
+    pending: bool = False
+    """a later answer may hold more: an outline whose arXiv metadata may still come"""
+
+    @property
+    def pinned(self) -> bool:
+        """Whether the version asked for answered, confirmed: this answer can never change."""
+        asked = self.asked
+        return asked.version is not None and self.version_confirmed and self.idv == asked.idv
+
+
+def _served(value: T, asked: PaperRef, view: Paper, *, pending: bool = False) -> Served[T]:
+    meta = view.meta
+    return Served(value, asked, meta.idv, meta.version_confirmed, pending)
 
 
 @dataclass
@@ -250,7 +280,7 @@ def check_wait(wait: object, default: float) -> float:
     return seconds
 
 
-def _section_json(paper: Paper, section: Section) -> JSON:
+def _section_json(paper: Paper, section: Section) -> shapes.Section:
     index = paper.index
     return {
         "id": section.id,
@@ -265,7 +295,7 @@ def _section_json(paper: Paper, section: Section) -> JSON:
     }
 
 
-def counts(document: Document) -> JSON:
+def counts(document: Document) -> shapes.Counts:
     """Counts of SPEC §5; `sections` counts structural sections, paragraph units included."""
     tally = {"sections": 0, "paragraphs": 0, "figures": 0, "tables": 0, "equations": 0}
     for visit in walk(document.roots()):
@@ -283,10 +313,19 @@ def counts(document: Document) -> JSON:
             # a figure's panels are parts of it, not figures of their own
             panel = isinstance(visit.parent, Figure | Table)
             tally["figures"] += 1 if node.kind == "figure" and not panel else 0
-    return {**tally, "references": len(document.references), "errors": document.errors}
+    return {
+        "sections": tally["sections"],
+        "paragraphs": tally["paragraphs"],
+        "figures": tally["figures"],
+        "tables": tally["tables"],
+        "equations": tally["equations"],
+        "references": len(document.references),
+        "errors": document.errors,
+    }
 
 
-def outline(paper: Paper) -> JSON:
+def outline(paper: Paper) -> shapes.Outline:
+    """The outline of SPEC §4 without its arXiv metadata (PaperService.outline adds it)."""
     meta = paper.meta
     document = paper.document
     tldr, contributions = paper.inferred()
@@ -299,7 +338,8 @@ def outline(paper: Paper) -> JSON:
         "idv": meta.idv,
         "version": meta.version,
         "versionConfirmed": meta.version_confirmed,
-        "source": meta.source,
+        # the four names sources.py and library.py give a paper's source
+        "source": cast(shapes.Source, meta.source),
         "sourceUrl": meta.source_url,
         "title": document.title.text,
         "authors": list(document.authors),
@@ -310,7 +350,7 @@ def outline(paper: Paper) -> JSON:
         "tokens": paper.tokens(),
         "counts": counts(document),
         "sections": [_section_json(paper, s) for s in document.sections],
-        "quality": document.quality,
+        "quality": cast(shapes.Quality, document.quality),  # parse/ sets one of the three
         "license": document.license,
         "metadata": None,  # the service's to fill in (PaperService.outline)
     }
@@ -381,7 +421,7 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(normal.encode()).hexdigest()[:16]
 
 
-def _cite_answer(paper: Paper, located: Located, public_url: str) -> JSON:
+def _cite_answer(paper: Paper, located: Located, public_url: str) -> shapes.Cite:
     text = plain_text(located.node)
     section_id = located.section_id or located.top_id or located.node.id
     return {
@@ -393,7 +433,8 @@ def _cite_answer(paper: Paper, located: Located, public_url: str) -> JSON:
     }
 
 
-def cite(paper: Paper, anchor: str, public_url: str) -> JSON:
+def cite(paper: Paper, anchor: str, public_url: str) -> shapes.Cite:
+    """The exact text of a node, with the URLs to quote it by (SPEC §4)."""
     return _cite_answer(paper, paper.index.resolve(anchor), public_url)
 
 
@@ -407,7 +448,7 @@ def _comparable(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def cite_text(paper: Paper, quote: object, public_url: str) -> JSON:
+def cite_text(paper: Paper, quote: object, public_url: str) -> shapes.Cite:
     """The paragraph that contains `quote` (SPEC §4, cite by text): exact after normalisation,
     else the best fuzzy match of at least FUZZY_MIN_SCORE, else not-found naming the closest."""
     if not isinstance(quote, str):
@@ -421,10 +462,9 @@ def cite_text(paper: Paper, quote: object, public_url: str) -> JSON:
     passages = paper.quotable()
     for unit, normal in passages:
         if wanted in normal:
-            return {
-                **_cite_answer(paper, paper.index.resolve(unit.anchor), public_url),
-                "match": "exact",
-            }
+            exact = _cite_answer(paper, paper.index.resolve(unit.anchor), public_url)
+            exact["match"] = "exact"
+            return exact
     # A passage shorter than the quote cannot contain it: partial similarity would match a
     # short footnote inside a long made-up quote.
     long_enough = [i for i, (_u, normal) in enumerate(passages) if len(normal) >= 0.9 * len(wanted)]
@@ -433,8 +473,10 @@ def cite_text(paper: Paper, quote: object, public_url: str) -> JSON:
     )
     if best is not None and best[1] >= FUZZY_MIN_SCORE:
         unit = passages[long_enough[best[2]]][0]
-        answer = _cite_answer(paper, paper.index.resolve(unit.anchor), public_url)
-        return {**answer, "match": "fuzzy", "score": int(best[1])}
+        fuzzy = _cite_answer(paper, paper.index.resolve(unit.anchor), public_url)
+        fuzzy["match"] = "fuzzy"
+        fuzzy["score"] = int(best[1])
+        return fuzzy
     detail = f'No passage of {paper.meta.idv} contains "{shown(quote)}"'
     closest = process.extractOne(
         wanted, [normal for _unit, normal in passages], scorer=fuzz.partial_ratio
@@ -445,7 +487,14 @@ def cite_text(paper: Paper, quote: object, public_url: str) -> JSON:
     raise NotFound(detail)
 
 
-def references(paper: Paper, reference_id: str | None = None) -> JSON:
+@overload
+def references(paper: Paper, reference_id: None = None) -> shapes.References: ...
+@overload
+def references(paper: Paper, reference_id: str) -> shapes.Reference: ...
+def references(
+    paper: Paper, reference_id: str | None = None
+) -> shapes.References | shapes.Reference:
+    """The bibliography, or the one entry `reference_id` names with the paragraphs citing it."""
     entries = paper.document.references
     if reference_id is None:
         return {"idv": paper.meta.idv, "references": [reference_json(r) for r in entries]}
@@ -470,21 +519,24 @@ def _resolve_kind(paper: Paper, anchor: str, kinds: tuple[type, ...], what: str)
     return located
 
 
-def figure(paper: Paper, anchor: str) -> JSON:
+def figure(paper: Paper, anchor: str) -> shapes.Figure | shapes.Table:
+    """A figure or a table (SPEC §4)."""
     located = _resolve_kind(paper, anchor, (Figure, Table), "figure or table")
     node = located.node
     assert isinstance(node, Figure | Table)
     return float_json(node, located.section_id)
 
 
-def equation(paper: Paper, anchor: str) -> JSON:
+def equation(paper: Paper, anchor: str) -> shapes.Equation:
+    """An equation, a row of a group, or a whole group (SPEC §4)."""
     located = _resolve_kind(paper, anchor, (Equation, EquationGroup), "equation")
     node = located.node
     assert isinstance(node, Equation | EquationGroup)
     return equation_json(node)
 
 
-def search_paper(paper: Paper, query: str, limit: object = None) -> list[JSON]:
+def search_paper(paper: Paper, query: str, limit: object = None) -> list[shapes.SearchHit]:
+    """The paragraphs with the most of the query's terms, best first (SPEC §4)."""
     count = _int_arg("limit", limit, DEFAULT_LIMIT, LIMIT_RANGE)
     if not isinstance(query, str):
         raise BadRequest("query must be a string")
@@ -573,7 +625,9 @@ class PaperService:
     # search scans it, an unknown anchor is matched fuzzily against every section. Only a read
     # of a node already rendered stays on the event loop: it is a dictionary lookup.
 
-    async def outline(self, paper: str, wait: object = None, *, default_wait: float = 0.0) -> JSON:
+    async def outline(
+        self, paper: str, wait: object = None, *, default_wait: float = 0.0
+    ) -> Served[shapes.Outline]:
         """The outline, with the paper's arXiv metadata when it comes within
         OUTLINE_METADATA_WAIT_S of the paper (asked for at once with the paper), else null."""
         check_wait(wait, default_wait)
@@ -582,7 +636,8 @@ class PaperService:
         if self.discovery is not None and not ref.is_local:
             early = asyncio.ensure_future(self.discovery.outline_metadata(ref))
         try:
-            answer = await asyncio.to_thread(outline, await self.paper(paper))
+            view = await self.paper(paper)
+            answer = await asyncio.to_thread(outline, view)
         except BaseException:
             if early is not None:
                 early.cancel()  # its fetch goes on, and is kept (outline_metadata)
@@ -592,13 +647,12 @@ class PaperService:
                 answer["metadata"] = await asyncio.wait_for(early, OUTLINE_METADATA_WAIT_S)
             except TimeoutError:
                 log.info("the outline of %s answers before its metadata", ref.idv)
-        return answer
+        # an outline without metadata may have it later, when arXiv is asked at all
+        pending = answer["metadata"] is None and early is not None and self._asks_arxiv()
+        return _served(answer, ref, view, pending=pending)
 
-    def metadata_may_come(self, outline_answer: JSON) -> bool:
-        """Whether an outline without metadata may have it later (not local, arXiv asked)."""
-        if outline_answer.get("metadata") is not None or self.discovery is None:
-            return False
-        return self.discovery.asks_arxiv and not parse_ref(outline_answer["paper"]).is_local
+    def _asks_arxiv(self) -> bool:
+        return self.discovery is not None and self.discovery.asks_arxiv
 
     # -- discovery (SPEC §4) --------------------------------------------------------------------
 
@@ -673,7 +727,7 @@ class PaperService:
             raise BadRequest(f"limit must be a whole number from 1 to 100 (got {limit!r})")
         return await self._discovery().citations(_arxiv_ref(paper), limit)
 
-    def categories(self) -> dict[str, Any]:
+    def categories(self) -> Taxonomy:
         """arXiv's taxonomy: groups, archives, categories, aliases."""
         return categories.categories()
 
@@ -685,39 +739,84 @@ class PaperService:
             raise BadRequest(f"days must be a whole number from 1 to 30 (got {days!r})")
         return await self._discovery().trends(category, days)
 
+    async def view(self, paper: str) -> Served[Paper]:
+        """The paper's view itself (anchor index, renderings), for an adapter that draws it."""
+        ref = parse_ref(paper)
+        view = await self.paper(paper)
+        return _served(view, ref, view)
+
     async def read(
         self, paper: str, anchor: str | None, max_tokens: object = None, door: Door = "rest"
-    ) -> ReadResult:
+    ) -> Served[ReadResult]:
+        """A node's Markdown (SPEC §4 read); the whole paper for no anchor."""
         _int_arg("maxTokens", max_tokens, DEFAULT_MAX_TOKENS, MAX_TOKENS_RANGE)
+        ref = parse_ref(paper)
         view = await self.paper(paper)
         if view.rendered(anchor):
-            return read(view, anchor, max_tokens, door)
-        return await asyncio.to_thread(read, view, anchor, max_tokens, door)
+            return _served(read(view, anchor, max_tokens, door), ref, view)
+        result = await asyncio.to_thread(read, view, anchor, max_tokens, door)
+        return _served(result, ref, view)
 
-    async def cite(self, paper: str, anchor: str) -> JSON:
-        return await asyncio.to_thread(cite, await self.paper(paper), anchor, self.public_url)
+    async def cite(self, paper: str, anchor: str) -> Served[shapes.Cite]:
+        """A node's exact text and the URLs to quote it by (SPEC §4 cite)."""
+        ref = parse_ref(paper)
+        view = await self.paper(paper)
+        return _served(await asyncio.to_thread(cite, view, anchor, self.public_url), ref, view)
 
-    async def cite_text(self, paper: str, text: object) -> JSON:
+    async def cite_text(self, paper: str, text: object) -> Served[shapes.Cite]:
+        """The paragraph that holds a quote (SPEC §4, cite by text)."""
         if not isinstance(text, str):
             raise BadRequest("text must be a string")
-        return await asyncio.to_thread(cite_text, await self.paper(paper), text, self.public_url)
+        ref = parse_ref(paper)
+        view = await self.paper(paper)
+        found = await asyncio.to_thread(cite_text, view, text, self.public_url)
+        return _served(found, ref, view)
 
-    async def references(self, paper: str, reference_id: str | None = None) -> JSON:
-        return await asyncio.to_thread(references, await self.paper(paper), reference_id)
+    async def references(self, paper: str) -> Served[shapes.References]:
+        """The paper's bibliography, parsed."""
+        ref = parse_ref(paper)
+        view = await self.paper(paper)
+        return _served(await asyncio.to_thread(references, view), ref, view)
 
-    async def reference_answer(self, paper: str, reference_id: str | None) -> JSON:
+    async def reference(self, paper: str, reference_id: str) -> Served[shapes.Reference]:
+        """One bibliography entry (`bib.bib12`, `12`, `[12]`) with the paragraphs citing it."""
+        ref = parse_ref(paper)
+        view = await self.paper(paper)
+        return _served(await asyncio.to_thread(references, view, reference_id), ref, view)
+
+    async def reference_answer(
+        self, paper: str, reference_id: str | None
+    ) -> Served[shapes.ReferenceAnswer]:
         """`references` as one object of one shape: `{idv, references}` for the bibliography,
         `{idv, reference}` for the entry asked for (MCP's structured content)."""
+        if reference_id is None:
+            whole = await self.references(paper)
+            answer: shapes.ReferenceAnswer = {
+                "idv": whole.value["idv"],
+                "references": whole.value["references"],
+            }
+            return Served(answer, whole.asked, whole.idv, whole.version_confirmed)
+        one = await self.reference(paper, reference_id)
+        answer = {"idv": one.idv, "reference": one.value}
+        return Served(answer, one.asked, one.idv, one.version_confirmed)
+
+    async def figure(self, paper: str, anchor: str) -> Served[shapes.Figure | shapes.Table]:
+        """A figure or a table (SPEC §4 figure)."""
+        ref = parse_ref(paper)
         view = await self.paper(paper)
-        found = await asyncio.to_thread(references, view, reference_id)
-        return found if reference_id is None else {"idv": view.meta.idv, "reference": found}
+        return _served(await asyncio.to_thread(figure, view, anchor), ref, view)
 
-    async def figure(self, paper: str, anchor: str) -> JSON:
-        return await asyncio.to_thread(figure, await self.paper(paper), anchor)
+    async def equation(self, paper: str, anchor: str) -> Served[shapes.Equation]:
+        """An equation or a group of them (SPEC §4 equation)."""
+        ref = parse_ref(paper)
+        view = await self.paper(paper)
+        return _served(await asyncio.to_thread(equation, view, anchor), ref, view)
 
-    async def equation(self, paper: str, anchor: str) -> JSON:
-        return await asyncio.to_thread(equation, await self.paper(paper), anchor)
-
-    async def search_paper(self, paper: str, query: str, limit: object = None) -> list[JSON]:
+    async def search_paper(
+        self, paper: str, query: str, limit: object = None
+    ) -> Served[list[shapes.SearchHit]]:
+        """Paragraphs of the paper holding the query's words (SPEC §4 search_paper)."""
         _int_arg("limit", limit, DEFAULT_LIMIT, LIMIT_RANGE)
-        return await asyncio.to_thread(search_paper, await self.paper(paper), query, limit)
+        ref = parse_ref(paper)
+        view = await self.paper(paper)
+        return _served(await asyncio.to_thread(search_paper, view, query, limit), ref, view)

@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 
+import httpx
 import pytest
 
 from paperanchor.api import rest
 from tests.api.conftest import LEGACY, settings_for
 from tests.api.live import live_server
+from tests.replay import slow
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 LATEST = "public, max-age=3600"
@@ -65,6 +68,43 @@ def test_etags_differ_between_representations_of_one_paper(http):
     }
     # The page's JSON is the outline's JSON: same bytes, same tag.
     assert len(etags) == 3
+
+
+def test_concurrent_requests_for_different_papers_get_their_own_headers(
+    replay, papers_dir, tmp_path
+):
+    # Each answer's caching comes with the answer (service.Served), never from state shared
+    # between requests. The confirmed version's page comes slowly, so the others are loaded
+    # and answered while it loads; then every paper is asked again and again at once, through
+    # routes that answer from a worker thread, so requests overtake one another there.
+    body = replay.corpus_page("2501.11120v1.arxiv.html")
+    replay.script("/html/2501.11120v1", slow(body, len(body) // 20, 0.05))
+    expected = {
+        "/2501.11120v1/outline.json": IMMUTABLE,
+        "/2501.11120v1/search.json?q=model": IMMUTABLE,
+        "/2307.00235v1/outline.json": LATEST,  # ar5iv: the version is not confirmed
+        "/2307.00235v1/search.json?q=model": LATEST,
+        "/2501.11120/references.json": LATEST,
+        "/local/short/outline.json": "no-cache",
+    }
+    asked = [path for _ in range(3) for path in expected]
+
+    def get_repeatedly(path: str) -> list[httpx.Response]:
+        with httpx.Client(base_url=live.url, timeout=60, trust_env=False) as client:
+            return [client.get(path) for _ in range(8)]
+
+    with live_server(settings_for(replay, tmp_path, local_dir=papers_dir)) as live:
+        with ThreadPoolExecutor(len(asked)) as pool:
+            answers = list(pool.map(get_repeatedly, asked))
+        with live.client() as client:
+            alone = {path: client.get(path) for path in expected}
+
+    for path, responses in zip(asked, answers, strict=True):
+        for response in responses:
+            assert response.status_code == 200, (path, response.text)
+            assert (path, response.headers["cache-control"]) == (path, expected[path])
+            # the same bytes as asked alone, so the same tag
+            assert response.headers["etag"] == alone[path].headers["etag"]
 
 
 def test_errors_are_never_cached(http):

@@ -86,7 +86,8 @@ def build_server(
             float | None, Field(description="s to wait for tldr/contributions, 0-60, default 10")
         ] = None,
     ) -> CallToolResult:
-        return _json_result(await service.outline(paper, wait, default_wait=default_wait))
+        found = await service.outline(paper, wait, default_wait=default_wait)
+        return _json_result(found.value)
 
     async def read(
         paper: Paper,
@@ -94,7 +95,7 @@ def build_server(
         maxTokens: Annotated[int | None, Field(description="100-100000, default 8000")] = None,
     ) -> CallToolResult:
         result = await service.read(paper, anchor, maxTokens, door="mcp")
-        return CallToolResult(content=[TextContent(type="text", text=result.markdown)])
+        return CallToolResult(content=[TextContent(type="text", text=result.value.markdown)])
 
     async def cite(
         paper: Paper,
@@ -104,31 +105,32 @@ def build_server(
         if bool(anchor) == bool(text):
             raise BadRequest("cite takes an anchor or a text to verify, one of the two")
         if text:
-            return _json_result(await service.cite_text(paper, text))
-        return _json_result(await service.cite(paper, anchor))
+            return _json_result((await service.cite_text(paper, text)).value)
+        return _json_result((await service.cite(paper, anchor)).value)
 
     async def references(
         paper: Paper,
         id: Annotated[OptionalText, Field(description="bib.bib12, 12 or [12]; omit for all")] = "",
     ) -> CallToolResult:
-        return _json_result(await service.reference_answer(paper, id or None))
+        return _json_result((await service.reference_answer(paper, id or None)).value)
 
     async def figure(
         paper: Paper, anchor: Annotated[str, Field(description="S3.F1, F1, S6.T2, T2")]
     ) -> CallToolResult:
-        return _json_result(await service.figure(paper, anchor))
+        return _json_result((await service.figure(paper, anchor)).value)
 
     async def equation(
         paper: Paper, anchor: Annotated[str, Field(description="S3.E1, E1 or a group id")]
     ) -> CallToolResult:
-        return _json_result(await service.equation(paper, anchor))
+        return _json_result((await service.equation(paper, anchor)).value)
 
     async def search_paper(
         paper: Paper,
         query: Annotated[str, Field(description="words to find")],
         limit: Annotated[int | None, Field(description="1-50, default 5")] = None,
     ) -> CallToolResult:
-        return _json_result({"hits": await service.search_paper(paper, query, limit)})
+        hits: models.Hits = {"hits": (await service.search_paper(paper, query, limit)).value}
+        return _json_result(hits)
 
     listed = [
         _tool(

@@ -154,13 +154,13 @@ async def section_page(
 ) -> Response:
     if rest.prefers_json(request.headers.get("accept")):
         result = await rest.service(request).read(paper, anchor, rest.WHOLE)
-        body = rest.dumps(result.to_json())
-        return rest.answer(request, paper, body, rest.JSON_TYPE, vary_accept=True)
-    view = await rest.service(request).paper(paper)
+        body = rest.dumps(result.value.to_json())
+        return rest.answer(request, result, body, rest.JSON_TYPE, vary_accept=True)
+    view = await rest.service(request).view(paper)
     # resolving an unknown anchor matches it fuzzily, and drawing a section's formulas takes up
     # to 0.8 s (1311.0066's section 4, 413 formulas): never on the event loop
-    page = await asyncio.to_thread(_section_page, view, anchor)
-    return rest.answer(request, paper, page.encode(), rest.HTML_TYPE, vary_accept=True)
+    page = await asyncio.to_thread(_section_page, view.value, anchor)
+    return rest.answer(request, view, page.encode(), rest.HTML_TYPE, vary_accept=True)
 
 
 class PageMemory:
@@ -273,7 +273,8 @@ def section_html(view: Paper, anchor: str) -> str:
 async def outline_page(request: Request, paper: rest.PaperPath) -> Response:
     if rest.prefers_json(request.headers.get("accept")):
         return await rest.outline_answer(request, paper, vary_accept=True)
-    outline = await rest.service(request).outline(paper, default_wait=0.0)
+    served = await rest.service(request).outline(paper, default_wait=0.0)
+    outline = served.value
 
     def source_link(anchor: str | None) -> str | None:
         # the public, versioned address (SPEC §4 permalink), never a configured mirror's
@@ -286,11 +287,13 @@ async def outline_page(request: Request, paper: rest.PaperPath) -> Response:
         source_link=source_link,
         metadata=metadata,
         doi_link=_doi_link(metadata["doi"]) if metadata is not None else None,
-        pending=rest.service(request).metadata_may_come(outline),
+        pending=served.pending,
         is_arxiv=not parse_ref(outline["paper"]).is_local,
     )
-    cache = rest.outline_cache_control(request, paper, outline)
-    return rest.answer(request, paper, page.encode(), rest.HTML_TYPE, vary_accept=True, cache=cache)
+    cache = rest.outline_cache_control(served)
+    return rest.answer(
+        request, served, page.encode(), rest.HTML_TYPE, vary_accept=True, cache=cache
+    )
 
 
 # A DOI as arXiv records it: `10.` and a registrant, then anything but spaces (bounded).

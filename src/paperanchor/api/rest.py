@@ -13,17 +13,17 @@ import hashlib
 import json
 import math
 import pathlib
-from contextvars import ContextVar
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
+from pydantic import TypeAdapter
 
 from paperanchor.api import models
 from paperanchor.errors import NotFound, PaperAnchorError
-from paperanchor.library import Library, LoadedPaper
-from paperanchor.refs import PaperRef, parse_ref, shown
-from paperanchor.service import MAX_TOKENS_RANGE, WAIT_RANGE, PaperService
+from paperanchor.refs import parse_ref, shown
+from paperanchor.service import MAX_TOKENS_RANGE, WAIT_RANGE, PaperService, Served
+from paperanchor.shapes import Outline
 
 JSON_TYPE = "application/json"
 MARKDOWN_TYPE = "text/markdown; charset=utf-8"
@@ -44,24 +44,6 @@ TAXONOMY = "public, max-age=86400"
 
 # Markdown routes answer the whole node unless ?maxTokens= asks for less (SPEC §6).
 WHOLE = MAX_TOKENS_RANGE[1]
-
-_loaded: ContextVar[LoadedPaper | None] = ContextVar("paperanchor_loaded", default=None)
-
-
-class RecordingLoader:
-    """The library, remembering for the current request which paper a reference resolved to.
-
-    Caching headers depend on it (a request for `1808.08002v2` answered by ar5iv's unversioned
-    rendering is not immutable), and the service's answers do not always carry it.
-    """
-
-    def __init__(self, library: Library) -> None:
-        self.library = library
-
-    async def load(self, ref: PaperRef) -> LoadedPaper:
-        loaded: LoadedPaper = await self.library.load(ref)
-        _loaded.set(loaded)
-        return loaded
 
 
 class MarkdownResponse(Response):
@@ -113,11 +95,18 @@ def error_responses(*media_types: str) -> dict[int | str, dict[str, Any]]:
         304: {"description": "Not Modified: the If-None-Match ETag is still current"}
     }
     for status, description in statuses.items():
-        if media_types == (JSON_TYPE,):
-            answers[status] = {"description": description, "model": models.Error}
-        else:  # the schemas referred to are registered by the JSON routes
-            answers[status] = {"description": description, "content": content}
+        # a reference, not the model: FastAPI builds a pydantic adapter for every model of
+        # every route on the first request, and the 147 of `Error` cost it 62 ms (0.42 ms
+        # each); the schema is registered once, by error_schemas
+        answers[status] = {"description": description, "content": content}
     return answers
+
+
+def error_schemas() -> dict[str, Any]:
+    """The `Error` shape and what it refers to, as /openapi.json's components."""
+    schema = TypeAdapter(models.Error).json_schema(ref_template="#/components/schemas/{model}")
+    defined: dict[str, Any] = schema.pop("$defs", {})
+    return {**defined, "Error": schema}
 
 
 def json_route(model: Any, summary: str) -> dict[str, Any]:
@@ -314,7 +303,7 @@ async def section_markdown(
     request: Request, paper: PaperPath, anchor: AnchorPath, max_tokens: MaxTokens = None
 ) -> Response:
     result = await service(request).read(paper, anchor, _or_whole(max_tokens))
-    return answer(request, paper, result.markdown.encode(), MARKDOWN_TYPE)
+    return answer(request, result, result.value.markdown.encode(), MARKDOWN_TYPE)
 
 
 @router.get(
@@ -324,7 +313,7 @@ async def section_json(
     request: Request, paper: PaperPath, anchor: AnchorPath, max_tokens: MaxTokens = None
 ) -> Response:
     result = await service(request).read(paper, anchor, _or_whole(max_tokens))
-    return answer(request, paper, dumps(result.to_json()), JSON_TYPE)
+    return answer(request, result, dumps(result.value.to_json()), JSON_TYPE)
 
 
 @router.get("/{paper:path}/cite.json", **json_route(models.Cite, "Verify a quote"))
@@ -339,17 +328,19 @@ async def cite_text(
     """The paragraph that contains the quote: exact, else fuzzy (score 90 or more), else
     not-found naming the closest passage (SPEC §4, cite by text)."""
     found = await service(request).cite_text(paper, text)
-    return answer(request, paper, dumps(found), JSON_TYPE)
+    return answer(request, found, dumps(found.value), JSON_TYPE)
 
 
 @router.get("/{paper:path}/cite/{anchor}.json", **json_route(models.Cite, "Quote a node"))
 async def cite(request: Request, paper: PaperPath, anchor: AnchorPath) -> Response:
-    return answer(request, paper, dumps(await service(request).cite(paper, anchor)), JSON_TYPE)
+    found = await service(request).cite(paper, anchor)
+    return answer(request, found, dumps(found.value), JSON_TYPE)
 
 
 @router.get("/{paper:path}/references.json", **json_route(models.References, "Bibliography"))
 async def references(request: Request, paper: PaperPath) -> Response:
-    return answer(request, paper, dumps(await service(request).references(paper)), JSON_TYPE)
+    found = await service(request).references(paper)
+    return answer(request, found, dumps(found.value), JSON_TYPE)
 
 
 @router.get(
@@ -361,21 +352,22 @@ async def reference(
     paper: PaperPath,
     reference_id: Annotated[str, Path(description="bib.bib12, 12 or [12]")],
 ) -> Response:
-    found = await service(request).references(paper, reference_id)
-    return answer(request, paper, dumps(found), JSON_TYPE)
+    found = await service(request).reference(paper, reference_id)
+    return answer(request, found, dumps(found.value), JSON_TYPE)
 
 
 @router.get(
     "/{paper:path}/figures/{anchor}.json", **json_route(models.Figure | models.Table, "Float")
 )
 async def figure(request: Request, paper: PaperPath, anchor: AnchorPath) -> Response:
-    return answer(request, paper, dumps(await service(request).figure(paper, anchor)), JSON_TYPE)
+    found = await service(request).figure(paper, anchor)
+    return answer(request, found, dumps(found.value), JSON_TYPE)
 
 
 @router.get("/{paper:path}/equations/{anchor}.json", **json_route(models.Equation, "Equation"))
 async def equation(request: Request, paper: PaperPath, anchor: AnchorPath) -> Response:
     found = await service(request).equation(paper, anchor)
-    return answer(request, paper, dumps(found), JSON_TYPE)
+    return answer(request, found, dumps(found.value), JSON_TYPE)
 
 
 @router.get("/{paper:path}/search.json", **json_route(list[models.SearchHit], "Search a paper"))
@@ -386,7 +378,7 @@ async def search_paper(
     limit: Annotated[int | None, Query(description="hits to return, 1-50 (default 5)")] = None,
 ) -> Response:
     hits = await service(request).search_paper(paper, q, limit)
-    return answer(request, paper, dumps(hits), JSON_TYPE)
+    return answer(request, hits, dumps(hits.value), JSON_TYPE)
 
 
 @router.get("/{paper:path}.bib", **bibtex_route("The paper's BibTeX (@misc, from the arXiv API)"))
@@ -400,7 +392,7 @@ async def paper_markdown(
     request: Request, paper: PaperPath, max_tokens: MaxTokens = None
 ) -> Response:
     result = await service(request).read(paper, None, _or_whole(max_tokens))
-    return answer(request, paper, result.markdown.encode(), MARKDOWN_TYPE)
+    return answer(request, result, result.value.markdown.encode(), MARKDOWN_TYPE)
 
 
 # -- shared by the routes and the HTML page --------------------------------------------------
@@ -413,25 +405,25 @@ async def outline_answer(request: Request, paper: str, *, vary_accept: bool = Fa
     applied = {"Preference-Applied": f"wait={wait:g}"} if wait is not None else {}
     return answer(
         request,
-        paper,
-        dumps(outline),
+        outline,
+        dumps(outline.value),
         JSON_TYPE,
         applied,
         vary_accept=vary_accept,
-        cache=outline_cache_control(request, paper, outline),
+        cache=outline_cache_control(outline),
     )
 
 
-def outline_cache_control(request: Request, paper: str, outline: dict[str, Any]) -> str:
+def outline_cache_control(outline: Served[Outline]) -> str:
     """An outline's caching: the paper's, but metadata changes (a new version, a journal
     reference) and is kept a day, so an outline with it is kept an hour at most, and one whose
     metadata may still come is revalidated (its ETag changes when it comes)."""
-    if outline.get("metadata") is not None:
-        paper_cache = cache_control(paper)
+    if outline.value["metadata"] is not None:
+        paper_cache = cache_control(outline)
         return LATEST if paper_cache == IMMUTABLE else paper_cache
-    if service(request).metadata_may_come(outline):
+    if outline.pending:
         return REVALIDATE
-    return cache_control(paper)
+    return cache_control(outline)
 
 
 def prefer_wait(headers: list[str]) -> float | None:
@@ -457,7 +449,7 @@ def prefer_wait(headers: list[str]) -> float | None:
 
 def answer(
     request: Request,
-    paper: str,
+    served: Served[Any],
     body: bytes,
     media_type: str,
     headers: dict[str, str] | None = None,
@@ -465,12 +457,12 @@ def answer(
     vary_accept: bool = False,
     cache: str | None = None,
 ) -> Response:
-    """A successful answer about `paper`, with its ETag and Cache-Control (`cache`, else the
-    paper's), or 304."""
+    """`body`, the bytes of a `served` answer, with its ETag and Cache-Control (`cache`, else
+    the paper's), or 304."""
     out = dict(headers or {})
     if vary_accept:
         out["Vary"] = "Accept"
-    return etagged(request, body, media_type, cache or cache_control(paper), out)
+    return etagged(request, body, media_type, cache or cache_control(served), out)
 
 
 def etagged(
@@ -488,15 +480,11 @@ def etagged(
     return Response(body, media_type=media_type, headers=out)
 
 
-def cache_control(paper: str) -> str:
+def cache_control(served: Served[Any]) -> str:
     """SPEC §6: immutable for a version that was asked for and confirmed, an hour otherwise."""
-    ref = parse_ref(paper)
-    if ref.is_local:
+    if served.asked.is_local:
         return REVALIDATE
-    loaded = _loaded.get()
-    if ref.version is not None and loaded is not None and loaded.idv == ref.idv:
-        return IMMUTABLE
-    return LATEST
+    return IMMUTABLE if served.pinned else LATEST
 
 
 def _matches(if_none_match: str | None, etag: str) -> bool:

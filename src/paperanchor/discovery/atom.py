@@ -17,12 +17,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TypedDict
 
 from lxml import etree
 
 from paperanchor.errors import BadRequest, NotFound, UpstreamError
 from paperanchor.refs import PaperRef, parse_ref, shown
+from paperanchor.shapes import Hit, Metadata, SearchPage
 
 ATOM = "http://www.w3.org/2005/Atom"
 ARXIV = "http://arxiv.org/schemas/atom"
@@ -46,46 +46,6 @@ HIT_SUMMARY_CHARS = 150
 _ENTRY_ID = re.compile(r"^https?://(?:www\.|export\.)?arxiv\.org/abs/(?P<id>\S+?)v(?P<v>\d{1,4})$")
 _ARXIV_URL = re.compile(r"^https?://(?:www\.|export\.)?arxiv\.org/\S*$")
 _NOT_FOUND_WORDS = ("not found", "does not exist", "no such", "unknown id")
-
-
-class Metadata(TypedDict):
-    """SPEC §5 `Metadata`: a paper as the arXiv API describes it."""
-
-    paper: str
-    title: str
-    authors: list[str]
-    abstract: str
-    published: str
-    updated: str
-    latestVersion: int
-    categories: list[str]
-    primaryCategory: str
-    doi: str | None
-    journalRef: str | None
-    comment: str | None
-    absUrl: str
-    pdfUrl: str
-
-
-class Hit(TypedDict):
-    """SPEC §5 `Hit`: one search result (103 tokens, median of the recorded 100-entry feed)."""
-
-    paper: str
-    idv: str
-    title: str
-    authors: list[str]
-    published: str
-    primaryCategory: str
-    summary: str
-
-
-class SearchPage(TypedDict):
-    """The answer of GET /search.json (SPEC §6)."""
-
-    query: str
-    total: int
-    start: int
-    hits: list[Hit]
 
 
 @dataclass(frozen=True, slots=True)

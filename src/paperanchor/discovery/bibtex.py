@@ -26,10 +26,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from paperanchor.discovery.atom import Metadata
 from paperanchor.discovery.latex import AMS_FALLBACKS, ascii_fold, plain, tex, words
 from paperanchor.errors import BadRequest
 from paperanchor.refs import parse_ref
+from paperanchor.shapes import Metadata
 from paperanchor.tree import Reference
 
 MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")

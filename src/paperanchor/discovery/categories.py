@@ -15,12 +15,13 @@ from collections import Counter
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from importlib import resources
-from typing import Any, TypedDict
+from typing import cast
 
 from paperanchor.discovery.atom import Feed
 from paperanchor.discovery.checks import whole_number
 from paperanchor.errors import BadRequest
 from paperanchor.refs import shown
+from paperanchor.shapes import Taxonomy, Trends
 
 TOP_TERMS = 10
 TRENDS_DAYS_DEFAULT, TRENDS_DAYS_MAX = 7, 30
@@ -46,34 +47,6 @@ STOP_WORDS = frozenset(
 )
 
 
-class DayCount(TypedDict):
-    """Submissions of one UTC day."""
-
-    date: str
-    count: int
-
-
-class TermCount(TypedDict):
-    """A title term and the number of titles that have it."""
-
-    term: str
-    count: int
-
-
-class Trends(TypedDict):
-    """Category trends: submissions per UTC day over the window and the top title terms."""
-
-    category: str | None
-    days: int
-    since: str
-    until: str
-    submissions: int
-    total: int
-    complete: bool
-    perDay: list[DayCount]
-    topTerms: list[TermCount]
-
-
 @lru_cache(maxsize=1)
 def _raw() -> str:
     return (resources.files("paperanchor") / "data" / "arxiv_taxonomy.json").read_text("utf-8")
@@ -86,10 +59,10 @@ def _index() -> tuple[dict[str, str], dict[str, str]]:
     return by_folded, dict(data["aliases"])
 
 
-def categories() -> dict[str, Any]:
+def categories() -> Taxonomy:
     """arXiv's taxonomy for GET /categories.json: groups, archives, categories, aliases."""
-    data: dict[str, Any] = json.loads(_raw())
-    return data
+    # package data written by scripts/taxonomy_data.py; tests/api validate it against the shape
+    return cast(Taxonomy, json.loads(_raw()))
 
 
 def category_id(name: str) -> str:

@@ -31,14 +31,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, urlencode
 
 from paperanchor.discovery import atom, entries, query, s2
-from paperanchor.discovery.atom import Feed, Metadata, SearchPage
-from paperanchor.discovery.categories import Trends, category_id, trends
-from paperanchor.discovery.s2 import Citations
+from paperanchor.discovery.atom import Feed
+from paperanchor.discovery.categories import category_id, trends
 from paperanchor.errors import NotFound, PaperAnchorError, TooLarge, UpstreamError
 from paperanchor.flight import SingleFlight
 from paperanchor.polite import Answer, Gate, Polite
 from paperanchor.refs import PaperRef, shown
 from paperanchor.settings import Settings
+from paperanchor.shapes import Citations, Metadata, SearchPage, Trends
 from paperanchor.store import Store
 
 if TYPE_CHECKING:

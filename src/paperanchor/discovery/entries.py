@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import json
 import types
-from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints, is_typeddict
+from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+
+# the shapes are typing_extensions' TypedDicts (shapes.py), which typing's check misses on 3.11
+from typing_extensions import is_typeddict
 
 T = TypeVar("T")
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, TypedDict
+from typing import Any
 
 from paperanchor.discovery.atom import shown_message
 from paperanchor.discovery.checks import whole_number
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, Unavailable, UpstreamError
 from paperanchor.refs import PaperRef, parse_ref
+from paperanchor.shapes import Citations, Citing
 
 LIMIT_DEFAULT, LIMIT_MAX = 20, 100
 PAPER_FIELDS = "title,externalIds,citationCount"
@@ -25,24 +26,6 @@ CITATION_FIELDS = "title,year,externalIds,url"
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
 _DOI = re.compile(r"^10\.\d{4,9}/\S{1,300}$")
 _URL = re.compile(r"^https?://\S{1,2000}$")
-
-
-class Citing(TypedDict):
-    """One citing paper."""
-
-    title: str
-    year: int | None
-    arxiv: str | None
-    doi: str | None
-    url: str | None
-
-
-class Citations(TypedDict):
-    """SPEC §5 `Citations`: how many papers cite this one, and the first of them."""
-
-    paper: str
-    count: int
-    citations: list[Citing]
 
 
 def citations_limit(limit: int | str | None) -> int:
