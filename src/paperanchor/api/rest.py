@@ -23,7 +23,6 @@ from paperanchor.api import models
 from paperanchor.errors import NotFound, PaperAnchorError
 from paperanchor.refs import parse_ref, shown
 from paperanchor.service import MAX_TOKENS_RANGE, WAIT_RANGE, PaperService, Served
-from paperanchor.shapes import Outline
 
 JSON_TYPE = "application/json"
 MARKDOWN_TYPE = "text/markdown; charset=utf-8"
@@ -414,7 +413,7 @@ async def outline_answer(request: Request, paper: str, *, vary_accept: bool = Fa
     )
 
 
-def outline_cache_control(outline: Served[Outline]) -> str:
+def outline_cache_control(outline: Served[models.Outline]) -> str:
     """An outline's caching: the paper's, but metadata changes (a new version, a journal
     reference) and is kept a day, so an outline with it is kept an hour at most, and one whose
     metadata may still come is revalidated (its ETag changes when it comes)."""
