@@ -53,9 +53,19 @@ MEMORY_PER_ENTRY_BYTE = 10
 # glibc keeps what a large parse frees (lxml's tree of a 42 MB page, ~380 MB) in its heap, and
 # a server that parsed such a page stayed that much larger whatever it held; malloc_trim hands
 # it back (six copies of that page, two held: 979 MB resident without it, 557 MB with it). It
-# takes 150 ms after that page and 7 ms after a 0.7 MB one, so it runs after pages or entries
-# at least this big.
+# takes 150 ms after that page and 7 ms after a 0.7 MB one: after pages or entries at least
+# this big it runs before the answer (so that the memory bound holds when it is given), after
+# any other parse in the background, one at a time. Small parses leave garbage too: a server
+# holding 50 corpus papers (bench/memory.py) took 3.2 MB of resident memory per paper while
+# its papers' objects are 0.5 MB (tracemalloc); trimming after every parse made it 1.2 MB.
 TRIM_AFTER_BYTES = 4 << 20
+# glibc gives each thread that allocates at once an arena of its own, up to 8 per core, and
+# keeps each one's freed memory apart: the worker threads every parse runs in spread one
+# paper's garbage over many arenas. Python's own objects come from pymalloc under the GIL;
+# what allocates outside it is lxml's parse, at most one per core at a time here. Two arenas:
+# the 50 papers above took 2.3 MB each without trimming (3.2 with glibc's default), 0.9 MB
+# with it (one arena: 1.7 and 0.6 MB, but then parses in two threads queue for one lock).
+MALLOC_ARENAS = 2
 # PDFs parsed at once in a process (each in a child of its own, parse/pdf/extract.py). A child
 # may take 1 GiB of address space and a core for up to a minute, and each parse holds one of
 # the worker threads every operation of the service runs in (six on a 2-core machine) while
@@ -118,6 +128,7 @@ class Library:
         sources: Sources | None = None,
         parse_pdf: Parse = parse_pdf,
     ) -> None:
+        limit_malloc_arenas()  # before the store's and the parses' threads start
         self.settings = settings
         self.parser_version = parser_version
         self._parse = parse
@@ -139,6 +150,7 @@ class Library:
         self._local_known: OrderedDict[tuple[str, str], tuple[str, _Header]] = OrderedDict()
         self.cache_hits = 0
         self.fetches = 0
+        self._trimming: asyncio.Future[None] | None = None
 
     async def load(self, ref: PaperRef) -> LoadedPaper:
         """The parsed paper for `ref`, fetching and parsing it at most once at a time."""
@@ -159,6 +171,8 @@ class Library:
 
     async def aclose(self) -> None:
         """Close the store and sources this library opened itself."""
+        if self._trimming is not None:
+            await self._trimming  # a trim in the background ends before its store closes
         if self._owns_sources:
             await self.sources.aclose()
         if self.shared is not None:
@@ -239,8 +253,7 @@ class Library:
                         size = await asyncio.to_thread(self._remember, ref, loaded)
                         settled = _settled(loaded)
                         self._keep(loaded.idv, loaded, settled=settled, size=size or len(page.html))
-                        if len(page.html) >= TRIM_AFTER_BYTES:
-                            await asyncio.to_thread(release_freed_memory)
+                        await self._release(len(page.html))
                     return loaded
         except PaperMissing as exc:
             if failed is None:  # a failed rendering is no evidence that the paper is missing
@@ -311,9 +324,17 @@ class Library:
         if held is not None and _same(held, loaded):
             return held
         self._keep(key, loaded, settled=True, size=size or len(page.html))
-        if held is None and max(size, len(page.html)) >= TRIM_AFTER_BYTES:
-            await asyncio.to_thread(release_freed_memory)  # after a parse or a decode
+        if held is None:
+            await self._release(max(size, len(page.html)))  # after a parse or a decode
         return loaded
+
+    async def _release(self, size: int) -> None:
+        """Hand freed heap back after a parse of `size` bytes: at once when it is large, else
+        in the background, one trim at a time (TRIM_AFTER_BYTES)."""
+        if size >= TRIM_AFTER_BYTES:
+            await asyncio.to_thread(release_freed_memory)
+        elif self._trimming is None or self._trimming.done():
+            self._trimming = asyncio.ensure_future(asyncio.to_thread(release_freed_memory))
 
     async def _known_local(self, ref: PaperRef, fingerprint: str) -> LoadedPaper | None:
         """The parse of an unchanged local file, found by its fingerprint without reading it."""
@@ -502,12 +523,20 @@ def _libc() -> ctypes.CDLL | None:
     try:
         libc = ctypes.CDLL("libc.so.6")
         libc.malloc_trim  # noqa: B018 - glibc only
+        libc.mallopt  # noqa: B018
     except (OSError, AttributeError):
         return None
     return libc
 
 
 _LIBC = _libc()
+_M_ARENA_MAX = -8  # glibc's malloc.h
+
+
+def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
+    """Cap glibc's malloc arenas for the threads started from now on (elsewhere nothing);
+    whether it was set."""
+    return _LIBC is not None and bool(_LIBC.mallopt(_M_ARENA_MAX, arenas))
 
 
 def release_freed_memory() -> None:
