@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from paperanchor.codec import Codec
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, TooLarge
@@ -28,7 +28,7 @@ from paperanchor.tree import Document
 
 log = logging.getLogger(__name__)
 
-Parse = Callable[[bytes, str], Any]
+Parse = Callable[[bytes, str], Document]
 
 # Papers kept in the process, so that a hot paper is not read and decoded from the store on
 # every request, nor opened again by the service (which keeps its views of a paper exactly as
@@ -242,7 +242,7 @@ class Library:
                     if local is None:
                         continue  # a local file holds another version than the one asked for
                     loaded = local
-                    if _quality(loaded.document) == "failed":
+                    if loaded.document.quality == "failed":
                         log.info("%s's rendering of %s failed; asking on", page.source, ref.idv)
                         failed = failed or loaded
                         continue
@@ -274,7 +274,7 @@ class Library:
             raise NotFound(f"{ref.paper}: " + "; ".join(unreadable))
         return failed
 
-    async def _parse_page(self, page: FetchedPage, base_url: str) -> Any:
+    async def _parse_page(self, page: FetchedPage, base_url: str) -> Document:
         """A page's tree, in a worker thread; a PDF's under the process's bound on PDF parses.
 
         A PDF the reader cannot read is an error naming the paper and where the PDF came from;
@@ -496,7 +496,9 @@ def _with_reasons(exc: _Missing, unreadable: list[str]) -> _Missing:
     return type(exc)(f"{exc.detail}, and " + "; ".join(unreadable))
 
 
-async def _bounded(gate: asyncio.Semaphore, parse: Parse, data: bytes, base_url: str) -> Any:
+async def _bounded(
+    gate: asyncio.Semaphore, parse: Parse, data: bytes, base_url: str
+) -> Document:
     """`parse(data, base_url)` in a worker thread once `gate` has a free slot.
 
     The slot is held until the parse ends, even when the caller is cancelled first (the last
@@ -510,7 +512,7 @@ async def _bounded(gate: asyncio.Semaphore, parse: Parse, data: bytes, base_url:
         gate.release()
         raise
 
-    def done(finished: asyncio.Future[Any]) -> None:
+    def done(finished: asyncio.Future[Document]) -> None:
         gate.release()
         if not finished.cancelled():
             finished.exception()  # retrieved: a parse nobody waits for any more is not an error
@@ -603,11 +605,7 @@ def _same(held: LoadedPaper, loaded: LoadedPaper) -> bool:
     )
 
 
-def _quality(document: Any) -> str:
-    return str(getattr(document, "quality", "ok"))
-
-
-def _resolved(document: Any, page: FetchedPage) -> LoadedPaper | None:
+def _resolved(document: Document, page: FetchedPage) -> LoadedPaper | None:
     """The paper a parsed page is, its version settled (SPEC §2, Versions): from where it was
     found (the final URL, a local file's name), else from the page's own furniture (its
     `<base href>` or arXiv's watermark, read by the parser into `page_idv`), never from body
@@ -615,7 +613,7 @@ def _resolved(document: Any, page: FetchedPage) -> LoadedPaper | None:
     version than the one asked for."""
     ref = page.ref
     confirmed = page.version_confirmed
-    named = _furniture_version(getattr(document, "page_idv", None), ref)
+    named = _furniture_version(document.page_idv, ref)
     if ref.version is None and named is not None and not ref.is_local:
         asked = page.asked
         if page.source == "local" and asked is not None and asked.version not in (None, named):
