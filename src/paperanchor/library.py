@@ -496,9 +496,7 @@ def _with_reasons(exc: _Missing, unreadable: list[str]) -> _Missing:
     return type(exc)(f"{exc.detail}, and " + "; ".join(unreadable))
 
 
-async def _bounded(
-    gate: asyncio.Semaphore, parse: Parse, data: bytes, base_url: str
-) -> Document:
+async def _bounded(gate: asyncio.Semaphore, parse: Parse, data: bytes, base_url: str) -> Document:
     """`parse(data, base_url)` in a worker thread once `gate` has a free slot.
 
     The slot is held until the parse ends, even when the caller is cancelled first (the last
