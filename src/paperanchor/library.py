@@ -151,9 +151,11 @@ class Library:
         self.cache_hits = 0
         self.fetches = 0
         self._trimming: asyncio.Future[None] | None = None
+        self._stored = 0  # papers this library has stored, a clock for _load_uncached
 
     async def load(self, ref: PaperRef) -> LoadedPaper:
         """The parsed paper for `ref`, fetching and parsing it at most once at a time."""
+        stored = self._stored
         if not ref.is_local:
             # A versioned reference that was settled is itself: no store lookup at all.
             kept: LoadedPaper | None = self._recall(ref.idv) if ref.version is not None else None
@@ -161,7 +163,7 @@ class Library:
             if cached is not None:
                 self.cache_hits += 1
                 return cached
-        return await self._flight.run(ref.idv, lambda: self._load_uncached(ref))
+        return await self._flight.run(ref.idv, lambda: self._load_uncached(ref, stored))
 
     async def __aenter__(self) -> Library:
         return self
@@ -180,7 +182,8 @@ class Library:
         if self._owns_store:
             self.store.close()
 
-    async def _load_uncached(self, ref: PaperRef) -> LoadedPaper:
+    async def _load_uncached(self, ref: PaperRef, stored: int) -> LoadedPaper:
+        """`ref` fetched and parsed; `stored` is `_stored` from before the caller's cache miss."""
         local: str | None = None
         if self.settings.local_dir is not None:
             local = await asyncio.to_thread(self.sources.local_fingerprint, ref)
@@ -189,10 +192,14 @@ class Library:
                 return known
         if ref.is_local:
             return await self._fetch(ref)
-        # A flight for this paper may have finished between our cache miss and now.
-        cached = await self._from_cache(ref)
-        if cached is not None:
-            return cached
+        # A flight for this paper may have finished between our cache miss and now: then this
+        # process has stored a paper since. Read again only then (each read is a thread hop and
+        # two store lookups; another process's write in that window is a race the shared
+        # single flight of a Redis store settles, not this).
+        if self._stored != stored:
+            cached = await self._from_cache(ref)
+            if cached is not None:
+                return cached
         if local is None:  # a local file of that name would be read first
             await self._raise_if_missing(ref)
         if self.shared is not None:
@@ -475,6 +482,7 @@ class Library:
             size = self.cache.put_paper(loaded.idv, self.parser_version, loaded, ttl)
         if ref.idv != loaded.idv and ttl > 0:
             self.cache.put_latest(ref.idv, loaded.idv, ttl)
+        self._stored += 1  # after the writes: a reader that sees it finds them
         return size
 
 
