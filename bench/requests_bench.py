@@ -64,7 +64,7 @@ def run(
             mcp = _mcp(base, rounds, seconds, connections)
     finally:
         replay.stop()
-    return {"cold": cold, "warm": warm, "mcp": mcp}
+    return {"cold": cold, "warm": warm, "mcp": mcp, "cold_rounds": cold_rounds}
 
 
 def _environ(replay: Replay, cache: str) -> dict[str, str]:
