@@ -33,7 +33,8 @@ OUT = ROOT / "BENCHMARKS.md"
 TARGETS = {
     "parse": 3.0,
     "parse_goal": 2.0,
-    "warm": 0.5,
+    "warm": 0.75,  # issue 15 (0.5 before it)
+    "mcp": 0.9,  # issue 15: MCP read >= 0.9x the REST route
     "outline": 0.08,
     "flow": 0.15,
     "cache_load": 0.3,
@@ -212,7 +213,8 @@ def _report(  # type: ignore[no-untyped-def]
         "",
         f"`GET /{requests_bench.WARM_IDV}/sections/{requests_bench.WARM_ANCHOR}.md` (the corpus "
         "page 2501.11120v1) and `GET /healthz`, 16 connections from a separate process "
-        "(wrk when installed, else bench/load.py), interleaved rounds. Target ≥ 0.5.",
+        "(wrk when installed, else bench/load.py), interleaved rounds. Target (issue 15) "
+        f"≥ {TARGETS['warm']:g}.",
         "",
         "| route | requests/s | p50 ms | p99 ms | errors |",
         "|---|---|---|---|---|",
@@ -236,7 +238,10 @@ def _report(  # type: ignore[no-untyped-def]
         f"| REST .md | {mcp['rest']['rps'].show(0)} | {mcp['rest']['p50_ms'].show()} | "
         f"{mcp['rest']['p99_ms'].show()} | {mcp['rest_errors']:.0f} |",
         "",
-        f"Ratio: **{mcp['ratio'].show()}**.",
+        f"Ratio: **{mcp['ratio'].show()}** — "
+        f"{_ok(mcp['ratio'].median, TARGETS['mcp'], below=False)} the target (issue 15: "
+        f"≥ {TARGETS['mcp']:g}). Both are bound by the Python load generator here; in-process "
+        "the MCP call costs the server 1.9× the REST read (profile 6 below).",
         "",
         "## 5. Tokens: what an agent spends ÷ the whole paper's Markdown",
         "",
@@ -446,6 +451,34 @@ PROFILE_HISTORY = [
     "parser, front matter looked for where LaTeXML puts it (XPath only when the bytes show the "
     "class), one walk per float that does not enter tabulars, cached class sets, whitespace "
     "squashed with `str.split`. After: all pages 2.32× (see section 1 for this run).",
+    "4. **Cold outline** (issue 15). Before, on this morning's code: median 6.64× a bare lxml "
+    "parse over the 33 pages of section 2 (1.07–114×, one round), and a fresh server's first "
+    "outline took 51–68 ms where the next ones took 12–17 ms (fixtures/html/xss.html). "
+    "cProfile with the worker threads run inline (10 cold outlines of 2510.11260v1): parse 22 "
+    "ms, outline 12 ms of which Markdown 5 ms (every section rendered again at every depth, "
+    "then the whole paper), the upstream GET 8 ms of which 1.6 ms were failed `import sniffio` "
+    "in httpcore (0.27 ms each, six per GET), the store write 4 ms, and the cache looked up "
+    "twice. Fixes: each section rendered once into chunks its parent and the paper share "
+    "(service.Paper); sniffio installed; a warm-up at start (src/paperanchor/warmup.py); one "
+    "cache lookup per cold load. After: section 2. What is left is the parse on small pages "
+    "and the fixed cost of a request (two loopback exchanges, the polite GET through httpx, "
+    "about 4 ms in-process for a 5 KB page, and the store write).",
+    "5. **Memory per paper** (issue 15). Before: 3.16 MB of resident memory per held paper "
+    "(bench/memory.py), while tracemalloc counts 0.5 MB of objects per paper (tree 0.37, "
+    "anchor index 0.09, the outline's chunks 0.07): the rest was what parses freed, kept by "
+    "glibc across the worker threads' arenas. Fix: the heap trimmed after every parse (in the "
+    "background below 4 MB) and two malloc arenas (src/paperanchor/library.py). After: "
+    "section 6.",
+    "6. **MCP read** (profiled, not changed). In-process over ASGI, 300 calls each: the REST "
+    "section read 1.15 ms, the same `tools/call read` 2.17 ms, of which the service's read is "
+    "0.07 ms; the rest is the MCP SDK's stateless transport, which builds a server session per "
+    "request (an anyio task group, memory streams, eleven pydantic validations of the "
+    "JSON-RPC message). Closing that gap means answering `tools/call` without the SDK's "
+    "session machinery, a hook into mcp internals left to the branch that pins them.",
+    "7. **Warm section read** (profiled, not changed). In-process the section read (0.66 ms) "
+    "costs what `/healthz` does (0.70 ms): both go through the same middleware, and the "
+    "route's own code is 0.14 ms (its Markdown is 1.9 KB); over loopback under wrk the gap "
+    "between them moves with the machine's load (section 3's range).",
 ]
 
 
