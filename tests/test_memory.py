@@ -171,7 +171,7 @@ def test_a_server_holding_large_pages_stays_under_its_memory_setting(tmp_path: P
 
 # Before the heap was trimmed after every parse and glibc's arenas capped, a server holding
 # 50 corpus papers took 3.2 MB of resident memory per paper (bench/memory.py) for 0.5 MB of
-# objects each; now about 0.6 MB. The bound is loose: the machine and the allocator move it.
+# objects each; now 0.6-0.9 MB. The bound is loose: the machine and the allocator move it.
 HELD_PAPERS = 30
 MAX_MB_PER_PAPER = 1.5
 
