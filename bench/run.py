@@ -460,9 +460,14 @@ PROFILE_HISTORY = [
     "in httpcore (0.27 ms each, six per GET), the store write 4 ms, and the cache looked up "
     "twice. Fixes: each section rendered once into chunks its parent and the paper share "
     "(service.Paper); sniffio installed; a warm-up at start (src/paperanchor/warmup.py); one "
-    "cache lookup per cold load. After: section 2. What is left is the parse on small pages "
-    "and the fixed cost of a request (two loopback exchanges, the polite GET through httpx, "
-    "about 4 ms in-process for a 5 KB page, and the store write).",
+    "cache lookup per cold load. After: section 2. Measured against the code before them in "
+    "alternating runs at 13:15-13:20 (bench/requests_bench.py cold 3, the old src/ on "
+    "PYTHONPATH, sniffio installed for both): before 5.56 and 3.85, after 4.39 and 4.20, the "
+    "per-page ratio after ÷ before 1.04 (geometric mean): no gain beyond this machine's noise "
+    "(without the background trims of section 6: 3.93). The outline's Markdown and the first "
+    "request were not what bounds it: the parse of small pages and the fixed cost of a request "
+    "are (two loopback exchanges, the polite GET through httpx, about 4 ms in-process for a "
+    "5 KB page, and the store write).",
     "5. **Memory per paper** (issue 15). Before: 3.16 MB of resident memory per held paper "
     "(bench/memory.py), while tracemalloc counts 0.5 MB of objects per paper (tree 0.37, "
     "anchor index 0.09, the outline's chunks 0.07): the rest was what parses freed, kept by "
