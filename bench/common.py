@@ -132,7 +132,12 @@ def serve(env: dict[str, str], workers: int = 1) -> Iterator[tuple[str, subproce
 
 
 def load(
-    urls: list[str], seconds: float, concurrency: int, *, mcp: dict[str, object] | None = None
+    urls: list[str],
+    seconds: float,
+    concurrency: int,
+    *,
+    mcp: dict[str, object] | None = None,
+    cpus: str | None = None,
 ) -> dict[str, float]:
     """Run bench/load.py in a separate process against `urls`; its JSON summary."""
     command = [
@@ -147,7 +152,9 @@ def load(
     ]
     if mcp is not None:
         command += ["--mcp-call", json.dumps(mcp)]
-    result = subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT)
+    result = subprocess.run(
+        pinned(command, cpus), capture_output=True, text=True, check=True, cwd=ROOT
+    )
     summary: dict[str, float] = json.loads(result.stdout)
     return summary
 
@@ -160,9 +167,15 @@ def rss_kb(pid: int) -> int:
     return 0
 
 
-def _wrk(url: str, seconds: float, connections: int) -> dict[str, float]:
+def pinned(command: list[str], cpus: str | None) -> list[str]:
+    """`command` run on the given CPUs only (`taskset -c`), or as it is when None."""
+    return ["taskset", "-c", cpus, *command] if cpus else command
+
+
+def _wrk(url: str, seconds: float, connections: int, cpus: str | None = None) -> dict[str, float]:
+    wrk = ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--latency", url]
     result = subprocess.run(
-        ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--latency", url],
+        pinned(wrk, cpus),
         capture_output=True,
         text=True,
         check=True,
@@ -186,8 +199,11 @@ def _wrk(url: str, seconds: float, connections: int) -> dict[str, float]:
     }
 
 
-def measure(url: str, seconds: float, connections: int) -> dict[str, float]:
-    """Requests/s and latency of GETs of `url` from a separate process: wrk, else bench/load.py."""
+def measure(
+    url: str, seconds: float, connections: int, cpus: str | None = None
+) -> dict[str, float]:
+    """Requests/s and latency of GETs of `url` from a separate process: wrk, else bench/load.py
+    (on `cpus` only, when given)."""
     if shutil.which("wrk"):
-        return _wrk(url, seconds, connections)
-    return load([url], seconds, connections)
+        return _wrk(url, seconds, connections, cpus)
+    return load([url], seconds, connections, cpus=cpus)

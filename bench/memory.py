@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 from tests.large_page import large_page
 
-from bench.common import CORPUS, corpus_pages, rss_kb, serve
+from bench.common import CORPUS, Spread, corpus_pages, rss_kb, serve
 
 PAPERS = 50
 LARGE_COPIES = 6
@@ -83,6 +83,18 @@ def server_rss() -> dict[str, float]:
                 client.get(f"{base}/local/p{n:02d}/outline.json").raise_for_status()
             held = rss_kb(pid)
     return {"idle_kb": idle, "held_kb": held, "per_paper_kb": (held - idle) / PAPERS}
+
+
+def server_rss_runs(runs: int) -> dict[str, object]:
+    """`server_rss` on `runs` fresh servers: medians with min and max, in MB."""
+    found = [server_rss() for _ in range(runs)]
+    return {
+        "runs": runs,
+        **{
+            f"{name}_mb": Spread.of([run[f"{name}_kb"] / 1024 for run in found])
+            for name in ("idle", "held", "per_paper")
+        },
+    }
 
 
 def large_pages_rss(copies: int = LARGE_COPIES, megabytes: float = LARGE_MB) -> dict[str, object]:

@@ -33,10 +33,14 @@ OUT = ROOT / "BENCHMARKS.md"
 TARGETS = {
     "parse": 3.0,
     "parse_goal": 2.0,
-    "warm": 0.5,
+    "warm": 0.75,  # issue 15 (0.5 before it)
+    "mcp": 0.9,  # issue 15: MCP read >= 0.9x the REST route
     "outline": 0.08,
     "flow": 0.15,
     "cache_load": 0.3,
+    "cold": 4.0,  # issue 15: cold outline <= 4x lxml, median over the pages
+    "cold_max": 8.0,  # and no page over 8x
+    "memory_mb": 1.0,  # issue 15: <= 1 MB of process memory per cached paper
     "pdf": 3.0,  # issue 15: PDF parse <= 3x pypdf's extract_text of the same file
 }
 
@@ -81,13 +85,22 @@ def main() -> int:
     started = time.monotonic()
     parse_rows = parse_bench.run(runs=3 if args.quick else 9)
     peak = memory.parse_peak()
-    server = memory.server_rss()
+    server = memory.server_rss_runs(1 if args.quick else 3)
     large = memory.large_pages_rss()
     cache_rows = cache_bench.run(runs=3 if args.quick else 9)
-    req = requests_bench.run(rounds=rounds, seconds=2 if args.quick else 5)
+    req = requests_bench.run(
+        rounds=rounds,
+        seconds=2 if args.quick else 5,
+        cold_rounds=1 if args.quick else requests_bench.COLD_ROUNDS,
+    )
     token_rows = tokens.run()
     worker_rows = (
-        workers.run(rounds=rounds, seconds=2 if args.quick else 4)
+        {
+            layout: workers.run(
+                rounds=rounds, seconds=2 if args.quick else 4, server_cpus=cpus, load_cpus=load
+            )
+            for layout, (cpus, load) in workers.LAYOUTS.items()
+        }
         if shutil.which("redis-server")
         else None
     )
@@ -161,19 +174,38 @@ def _report(  # type: ignore[no-untyped-def]
         f"{peak['peak_kb'] / 1024:.0f} MB, {peak['ratio']:.1f}× its size (lxml's tree of a "
         "MathML-heavy page is most of it).",
         "",
-        "## 2. Cold request: the first `outline` of an uncached paper",
+        "## 2. Cold request: the first `outline` of an uncached paper ÷ a bare lxml parse",
         "",
-        "Through the replay upstream on loopback with `PAPERANCHOR_MIN_GAP_S=0`, five papers "
-        "(bench/requests_bench.py). Upstream is a bare GET of the same page, parse is "
-        "`parse_document` of the same bytes, the rest is the server (cache write, rendering).",
+        "Every corpus page and fixture served by the replay upstream on loopback "
+        "(`PAPERANCHOR_MIN_GAP_S=0`), its outline asked for once, ÷ `lxml.html.fromstring` of "
+        "the same bytes timed right after it in the bench's process (median of "
+        f"{requests_bench.LXML_RUNS}). Each of {req['cold_rounds']} rounds starts a fresh "
+        "server over an empty cache and asks for the pages in another order, so the first "
+        "request of a fresh server is counted (bench/requests_bench.py). Target (issue 15): "
+        f"median ≤ {TARGETS['cold']:g}, no page over {TARGETS['cold_max']:g}.",
         "",
-        "| part | seconds | share of total |",
-        "|---|---|---|",
+        "| page | KB | outline ms | ratio | target |",
+        "|---|---|---|---|---|",
     ]
     cold = req["cold"]
-    for part in ("total", "upstream", "parse", "rest"):
-        share = cold[part].median / cold["total"].median
-        lines.append(f"| {part} | {cold[part].show(3)} | {share:.0%} |")
+    for row in cold["rows"]:
+        ratio = row["ratio"]
+        lines.append(
+            f"| {row['page']} | {row['bytes'] // 1024} | {row['seconds'].median * 1e3:.0f} | "
+            f"{ratio.show()} | {_ok(ratio.median, TARGETS['cold_max'])} |"
+        )
+    over = [r["page"] for r in cold["rows"] if r["ratio"].median > TARGETS["cold_max"]]
+    firsts = ", ".join(f"{page} {ratio:.1f}" for page, ratio in cold["firsts"])
+    lines += [
+        "",
+        f"Median over the pages: **{cold['median'].median:.2f}** "
+        f"({_ok(cold['median'].median, TARGETS['cold'])} the target); "
+        f"{len(over)} of {len(cold['rows'])} pages over {TARGETS['cold_max']:g}. "
+        f"A fresh server's first request, per round: {firsts}. "
+        "The floor of a cold request is two loopback HTTP exchanges (the client's and the "
+        "upstream GET, about 1.5 ms each here) and a store write: a page whose bare lxml parse "
+        "takes under a millisecond cannot be within 8× of it.",
+    ]
     warm, mcp = req["warm"], req["mcp"]
     lines += [
         "",
@@ -181,7 +213,8 @@ def _report(  # type: ignore[no-untyped-def]
         "",
         f"`GET /{requests_bench.WARM_IDV}/sections/{requests_bench.WARM_ANCHOR}.md` (the corpus "
         "page 2501.11120v1) and `GET /healthz`, 16 connections from a separate process "
-        "(wrk when installed, else bench/load.py), interleaved rounds. Target ≥ 0.5.",
+        "(wrk when installed, else bench/load.py), interleaved rounds. Target (issue 15) "
+        f"≥ {TARGETS['warm']:g}.",
         "",
         "| route | requests/s | p50 ms | p99 ms | errors |",
         "|---|---|---|---|---|",
@@ -205,7 +238,10 @@ def _report(  # type: ignore[no-untyped-def]
         f"| REST .md | {mcp['rest']['rps'].show(0)} | {mcp['rest']['p50_ms'].show()} | "
         f"{mcp['rest']['p99_ms'].show()} | {mcp['rest_errors']:.0f} |",
         "",
-        f"Ratio: **{mcp['ratio'].show()}**.",
+        f"Ratio: **{mcp['ratio'].show()}** — "
+        f"{_ok(mcp['ratio'].median, TARGETS['mcp'], below=False)} the target (issue 15: "
+        f"≥ {TARGETS['mcp']:g}). Both are bound by the Python load generator here; in-process "
+        "the MCP call costs the server 1.9× the REST read (profile 6 below).",
         "",
         "## 5. Tokens: what an agent spends ÷ the whole paper's Markdown",
         "",
@@ -237,15 +273,23 @@ def _report(  # type: ignore[no-untyped-def]
         "`paperanchor serve` over a local directory of 50 names linked to corpus pages, the "
         "outline of each requested once (bench/memory.py). Resident memory from /proc.",
         "",
+        f"Each figure is the median (min–max) of {server['runs']} servers. Target (issue 15): "
+        f"≤ {TARGETS['memory_mb']:g} MB per paper.",
+        "",
         "| state | RSS MB |",
         "|---|---|",
-        f"| idle (after /healthz) | {server['idle_kb'] / 1024:.0f} |",
-        f"| holding 50 papers | {server['held_kb'] / 1024:.0f} |",
+        f"| idle (after /healthz) | {server['idle_mb'].show(0)} |",
+        f"| holding 50 papers | {server['held_mb'].show(0)} |",
+        f"| per paper | {server['per_paper_mb'].show()} |",
         "",
-        f"{server['per_paper_kb'] / 1024:.1f} MB per paper. The in-memory paper cache is bounded "
-        "in bytes (`PAPERANCHOR_MEMORY_MB`, default 512): each held paper counts as "
-        "`MEMORY_PER_ENTRY_BYTE` × its cache entry's size (src/paperanchor/library.py), least "
-        "recently used first out, and the service keeps a paper's views exactly as long.",
+        f"**{server['per_paper_mb'].median:.2f} MB per paper** "
+        f"({_ok(server['per_paper_mb'].median, TARGETS['memory_mb'])} the target; 3.0 MB at "
+        "10:18 today, before the heap was trimmed after every parse and glibc's arenas were "
+        "capped at two, src/paperanchor/library.py). The papers' own objects (tree, anchor "
+        "index, rendered chunks) are about 0.5 MB each by tracemalloc. The in-memory paper "
+        "cache is bounded in bytes (`PAPERANCHOR_MEMORY_MB`, default 512): each held paper "
+        "counts as `MEMORY_PER_ENTRY_BYTE` × its cache entry's size, least recently used first "
+        "out, and the service keeps a paper's views exactly as long.",
         "",
         f"Six distinct copies of a page grown to {large['page_mb']:g} MB, each asked for its "
         "outline and a section, default setting: resident MB above idle after each paper "
@@ -280,23 +324,36 @@ def _report(  # type: ignore[no-untyped-def]
         "## 7. Worker processes: 1 and 2 `paperanchor serve --workers N` over a shared Redis",
         "",
         "bench/workers.py: its own redis-server holding the parsed paper, offline workers, "
-        "wrk from a separate process (docs/deploy.md).",
+        "wrk from a separate process (docs/deploy.md), in two layouts of the cores: *shared* "
+        "(nothing pinned: servers, Redis and wrk on both cores) and *load on its own core* "
+        "(`taskset`: servers and Redis on CPU 0, wrk on CPU 1; "
+        "`python -m bench.workers --server-cpus 0 --load-cpus 1`). Target (issue 15): two "
+        "workers ≥ 1.6× one with the load generator on its own core.",
         "",
     ]
     if worker_rows is None:
         lines.append("Not measured: redis-server is not installed (apt-get install redis-server).")
     else:
-        lines += ["| workers | section .md req/s | /healthz req/s | ratio |", "|---|---|---|---|"]
-        for count, figures in worker_rows.items():
-            lines.append(
-                f"| {count} | {figures['section'].show(0)} | "
-                f"{figures['healthz'].show(0)} | {figures['ratio'].show()} |"
-            )
-        one, two = worker_rows[1]["section"].median, worker_rows[2]["section"].median
+        lines += [
+            "| layout | workers | section .md req/s | /healthz req/s | ratio |",
+            "|---|---|---|---|---|",
+        ]
+        for layout, rows in worker_rows.items():
+            for count, figures in rows.items():
+                lines.append(
+                    f"| {layout} | {count} | {figures['section'].show(0)} | "
+                    f"{figures['healthz'].show(0)} | {figures['ratio'].show()} |"
+                )
+        gains = ", ".join(
+            f"{layout}: {rows[2]['section'].median / rows[1]['section'].median:.2f}×"
+            for layout, rows in worker_rows.items()
+        )
         lines += [
             "",
-            f"Two workers serve {two / one:.2f}× one worker's section requests; the "
-            "load generator shares the same two cores.",
+            f"Two workers ÷ one worker's section requests: {gains}. With the load generator on "
+            "one of the machine's two cores, both workers share the other: 1.6× would need a "
+            "third core, so this target cannot be met on this machine (and the machine is "
+            "shared with other developers' test runs, which take cores from either layout).",
         ]
     lines += _pdf_section(pdf_rows, pdf_peaks)
     if peer_rows is not None:
@@ -394,6 +451,39 @@ PROFILE_HISTORY = [
     "parser, front matter looked for where LaTeXML puts it (XPath only when the bytes show the "
     "class), one walk per float that does not enter tabulars, cached class sets, whitespace "
     "squashed with `str.split`. After: all pages 2.32× (see section 1 for this run).",
+    "4. **Cold outline** (issue 15). Before, on this morning's code: median 6.64× a bare lxml "
+    "parse over the 33 pages of section 2 (1.07–114×, one round), and a fresh server's first "
+    "outline took 51–68 ms where the next ones took 12–17 ms (fixtures/html/xss.html). "
+    "cProfile with the worker threads run inline (10 cold outlines of 2510.11260v1): parse 22 "
+    "ms, outline 12 ms of which Markdown 5 ms (every section rendered again at every depth, "
+    "then the whole paper), the upstream GET 8 ms of which 1.6 ms were failed `import sniffio` "
+    "in httpcore (0.27 ms each, six per GET), the store write 4 ms, and the cache looked up "
+    "twice. Fixes: each section rendered once into chunks its parent and the paper share "
+    "(service.Paper); sniffio installed; a warm-up at start (src/paperanchor/warmup.py); one "
+    "cache lookup per cold load. After: section 2. Measured against the code before them in "
+    "alternating runs at 13:15-13:20 (bench/requests_bench.py cold 3, the old src/ on "
+    "PYTHONPATH, sniffio installed for both): before 5.56 and 3.85, after 4.39 and 4.20, the "
+    "per-page ratio after ÷ before 1.04 (geometric mean): no gain beyond this machine's noise "
+    "(without the background trims of section 6: 3.93). The outline's Markdown and the first "
+    "request were not what bounds it: the parse of small pages and the fixed cost of a request "
+    "are (two loopback exchanges, the polite GET through httpx, about 4 ms in-process for a "
+    "5 KB page, and the store write).",
+    "5. **Memory per paper** (issue 15). Before: 3.16 MB of resident memory per held paper "
+    "(bench/memory.py), while tracemalloc counts 0.5 MB of objects per paper (tree 0.37, "
+    "anchor index 0.09, the outline's chunks 0.07): the rest was what parses freed, kept by "
+    "glibc across the worker threads' arenas. Fix: the heap trimmed after every parse (in the "
+    "background below 4 MB) and two malloc arenas (src/paperanchor/library.py). After: "
+    "section 6.",
+    "6. **MCP read** (profiled, not changed). In-process over ASGI, 300 calls each: the REST "
+    "section read 1.15 ms, the same `tools/call read` 2.17 ms, of which the service's read is "
+    "0.07 ms; the rest is the MCP SDK's stateless transport, which builds a server session per "
+    "request (an anyio task group, memory streams, eleven pydantic validations of the "
+    "JSON-RPC message). Closing that gap means answering `tools/call` without the SDK's "
+    "session machinery, a hook into mcp internals left to the branch that pins them.",
+    "7. **Warm section read** (profiled, not changed). In-process the section read (0.66 ms) "
+    "costs what `/healthz` does (0.70 ms): both go through the same middleware, and the "
+    "route's own code is 0.14 ms (its Markdown is 1.9 KB); over loopback under wrk the gap "
+    "between them moves with the machine's load (section 3's range).",
 ]
 
 

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench.common import CORPUS, ROOT, Spread, free_port, machine, measure, wait_for
+from bench.common import CORPUS, ROOT, Spread, free_port, machine, measure, pinned, wait_for
 
 IDV = "2501.11120v1"
 PAGE = "2501.11120v1.arxiv.html"
@@ -31,15 +31,15 @@ ANCHOR = "S2"
 
 
 @contextmanager
-def redis_server(directory: Path) -> Iterator[str]:
+def redis_server(directory: Path, cpus: str | None = None) -> Iterator[str]:
     program = shutil.which("redis-server")
     if program is None:
         raise SystemExit("redis-server is not installed (apt-get install redis-server)")
     port = free_port()
-    process = subprocess.Popen(
+    process = subprocess.Popen(pinned(
         [program, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-         "no", "--dir", str(directory), "--logfile", str(directory / "redis.log")],
-    )  # fmt: skip
+         "no", "--dir", str(directory), "--logfile", str(directory / "redis.log")], cpus,
+    ))  # fmt: skip
     try:
         import redis
 
@@ -79,7 +79,7 @@ def warm(cache_url: str) -> None:
 
 
 @contextmanager
-def workers(count: int, cache_url: str, cache_dir: Path) -> Iterator[str]:
+def workers(count: int, cache_url: str, cache_dir: Path, cpus: str | None = None) -> Iterator[str]:
     """`paperanchor serve --workers count` on one port, every worker on the shared Redis."""
     env = {name: value for name, value in os.environ.items() if not name.startswith("PAPERANCHOR_")}
     env.update(
@@ -91,7 +91,7 @@ def workers(count: int, cache_url: str, cache_dir: Path) -> Iterator[str]:
     port = free_port()
     command = [sys.executable, "-m", "paperanchor.cli", "serve", "--port", str(port),
                "--workers", str(count), "--log-level", "warning"]  # fmt: skip
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(pinned(command, cpus), cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for(f"{url}/healthz", process)
@@ -101,20 +101,36 @@ def workers(count: int, cache_url: str, cache_dir: Path) -> Iterator[str]:
         process.wait(15)
 
 
+# How the cores are shared in each layout: (servers and Redis, load generator); None: anywhere.
+LAYOUTS: dict[str, tuple[str | None, str | None]] = {
+    "shared": (None, None),
+    "load on its own core": ("0", "1"),
+}
+
+
 def run(
-    rounds: int = 3, seconds: float = 3.0, concurrency: int = 16
+    rounds: int = 3,
+    seconds: float = 3.0,
+    concurrency: int = 16,
+    server_cpus: str | None = None,
+    load_cpus: str | None = None,
 ) -> dict[int, dict[str, Spread]]:
-    """For 1 and 2 server processes: req/s of a cached section and of /healthz, and their ratio."""
+    """For 1 and 2 server processes: req/s of a cached section and of /healthz, and their ratio;
+    the servers and Redis on `server_cpus`, the load generator on `load_cpus` (taskset)."""
     section = f"/{IDV}/sections/{ANCHOR}.md"
     results: dict[int, dict[str, Spread]] = {}
-    with tempfile.TemporaryDirectory() as scratch, redis_server(Path(scratch)) as cache_url:
+    with (
+        tempfile.TemporaryDirectory() as scratch,
+        redis_server(Path(scratch), server_cpus) as cache_url,
+    ):
         warm(cache_url)
         for count in (1, 2):
-            with workers(count, cache_url, Path(scratch) / "disk") as base:
+            with workers(count, cache_url, Path(scratch) / "disk", server_cpus) as base:
                 rates: dict[str, list[float]] = {"healthz": [], "section": []}
                 for _ in range(rounds):
                     for name, path in (("healthz", "/healthz"), ("section", section)):
-                        rates[name].append(measure(base + path, seconds, concurrency)["rps"])
+                        rate = measure(base + path, seconds, concurrency, load_cpus)["rps"]
+                        rates[name].append(rate)
             healthz, sections = Spread.of(rates["healthz"]), Spread.of(rates["section"])
             results[count] = {
                 "section": sections,
@@ -129,12 +145,15 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--server-cpus", help="taskset -c list for the servers and Redis")
+    parser.add_argument("--load-cpus", help="taskset -c list for the load generator")
     args = parser.parse_args()
     print(
         f"{machine()}; {args.rounds} rounds of {args.seconds:g} s, {args.concurrency} "
         "concurrent requests from one load process"
     )
-    for count, figures in run(args.rounds, args.seconds, args.concurrency).items():
+    figures_of = run(args.rounds, args.seconds, args.concurrency, args.server_cpus, args.load_cpus)
+    for count, figures in figures_of.items():
         print(
             f"{count} process{'es' if count > 1 else ''}: GET /{IDV}/sections/{ANCHOR}.md "
             f"{figures['section'].show(0)} req/s; /healthz {figures['healthz'].show(0)} req/s; "

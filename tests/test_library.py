@@ -6,6 +6,7 @@ import asyncio
 import os
 import time
 from collections.abc import AsyncGenerator
+from pathlib import Path
 
 import pytest
 
@@ -138,6 +139,48 @@ def test_twenty_concurrent_requests_for_one_uncached_paper_make_one_upstream_get
     assert all(paper is papers[0] for paper in papers)
     assert papers[0].idv == "2501.11120v1"
     assert set(cache_entries(tmp_path)) == {PAPER_V1}
+
+
+class _CountingStore(DiskStore):
+    """The disk store, counting its reads by key."""
+
+    def __init__(self, directory: os.PathLike[str]) -> None:
+        super().__init__(Path(directory))
+        self.reads: list[str] = []
+
+    def get(self, key: str) -> bytes | None:
+        self.reads.append(key)
+        return super().get(key)
+
+
+def test_a_cold_load_looks_each_key_up_once_unless_a_paper_was_stored_meanwhile(replay, tmp_path):
+    replay.script("/html/2501.11120v1", page(replay.corpus_page(ARXIV_PAGE)))
+    ref = parse_ref("2501.11120v1")
+
+    async def main() -> tuple[list[str], LoadedPaper, LoadedPaper, int]:
+        store = _CountingStore(tmp_path / "store")
+        settings = replay.settings(tmp_path)
+        library = Library(
+            settings, parse=parse_document, parser_version=PARSER_VERSION, store=store
+        )
+        try:
+            before = library._stored
+            first = await library.load(ref)
+            reads = list(store.reads)
+            # A load that missed the cache before that paper was stored, reaching its flight
+            # only now (the race the second look is for): it is answered from the cache.
+            late = await library._load_uncached(ref, before)
+            return reads, first, late, library.fetches
+        finally:
+            await library.aclose()
+            store.close()
+
+    reads, first, late, fetches = asyncio.run(main())
+    assert reads.count(PAPER_V1) == 1  # was 2: looked up again inside the flight
+    assert reads.count("latest:2501.11120v1") == 1
+    assert "missing:2501.11120v1" in reads  # a remembered not-found is still asked for
+    assert late is first and fetches == 1
+    assert replay.paths() == ["/html/2501.11120v1"]
 
 
 def test_a_cached_paper_is_served_without_an_upstream_request(replay, tmp_path):

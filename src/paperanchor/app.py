@@ -12,6 +12,7 @@ The MCP session manager runs inside the app's lifespan, next to the library it s
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -28,7 +29,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from paperanchor import __version__
+from paperanchor import __version__, warmup
 from paperanchor.api import mcp, pages, rest
 from paperanchor.api.arguments import invalid_arguments
 from paperanchor.api.disconnect import CancelOnDisconnect
@@ -84,6 +85,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with library, finder, tools.session_manager.run():
+            app.state.warm_up_s = await _warm_up(library)
             try:
                 yield
             finally:
@@ -186,6 +188,16 @@ def request_hostname(host: str) -> str | None:
     if ":" in port:
         return None
     return name
+
+
+async def _warm_up(library: Library) -> float | None:
+    """warmup.warm_up in a worker thread (where requests parse); None when it failed, which
+    is logged and does not keep the server from serving."""
+    try:
+        return await asyncio.to_thread(warmup.warm_up, None, library.store)
+    except Exception:
+        logger.exception("the warm-up failed; serving without it")
+        return None
 
 
 def transport_security(_: Settings) -> TransportSecuritySettings:

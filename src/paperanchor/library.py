@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from paperanchor.codec import Codec
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, TooLarge
@@ -28,7 +28,7 @@ from paperanchor.tree import Document
 
 log = logging.getLogger(__name__)
 
-Parse = Callable[[bytes, str], Any]
+Parse = Callable[[bytes, str], Document]
 
 # Papers kept in the process, so that a hot paper is not read and decoded from the store on
 # every request, nor opened again by the service (which keeps its views of a paper exactly as
@@ -53,9 +53,19 @@ MEMORY_PER_ENTRY_BYTE = 10
 # glibc keeps what a large parse frees (lxml's tree of a 42 MB page, ~380 MB) in its heap, and
 # a server that parsed such a page stayed that much larger whatever it held; malloc_trim hands
 # it back (six copies of that page, two held: 979 MB resident without it, 557 MB with it). It
-# takes 150 ms after that page and 7 ms after a 0.7 MB one, so it runs after pages or entries
-# at least this big.
+# takes 150 ms after that page and 7 ms after a 0.7 MB one: after pages or entries at least
+# this big it runs before the answer (so that the memory bound holds when it is given), after
+# any other parse in the background, one at a time. Small parses leave garbage too: a server
+# holding 50 corpus papers (bench/memory.py) took 3.2 MB of resident memory per paper while
+# its papers' objects are 0.5 MB (tracemalloc); trimming after every parse made it 1.2 MB.
 TRIM_AFTER_BYTES = 4 << 20
+# glibc gives each thread that allocates at once an arena of its own, up to 8 per core, and
+# keeps each one's freed memory apart: the worker threads every parse runs in spread one
+# paper's garbage over many arenas. Python's own objects come from pymalloc under the GIL;
+# what allocates outside it is lxml's parse, at most one per core at a time here. Two arenas:
+# the 50 papers above took 2.3 MB each without trimming (3.2 with glibc's default), 0.9 MB
+# with it (one arena: 1.7 and 0.6 MB, but then parses in two threads queue for one lock).
+MALLOC_ARENAS = 2
 # PDFs parsed at once in a process (each in a child of its own, parse/pdf/extract.py). A child
 # may take 1 GiB of address space and a core for up to a minute, and each parse holds one of
 # the worker threads every operation of the service runs in (six on a 2-core machine) while
@@ -118,6 +128,7 @@ class Library:
         sources: Sources | None = None,
         parse_pdf: Parse = parse_pdf,
     ) -> None:
+        limit_malloc_arenas()  # before the store's and the parses' threads start
         self.settings = settings
         self.parser_version = parser_version
         self._parse = parse
@@ -139,9 +150,12 @@ class Library:
         self._local_known: OrderedDict[tuple[str, str], tuple[str, _Header]] = OrderedDict()
         self.cache_hits = 0
         self.fetches = 0
+        self._trimming: asyncio.Future[None] | None = None
+        self._stored = 0  # papers this library has stored, a clock for _load_uncached
 
     async def load(self, ref: PaperRef) -> LoadedPaper:
         """The parsed paper for `ref`, fetching and parsing it at most once at a time."""
+        stored = self._stored
         if not ref.is_local:
             # A versioned reference that was settled is itself: no store lookup at all.
             kept: LoadedPaper | None = self._recall(ref.idv) if ref.version is not None else None
@@ -149,7 +163,7 @@ class Library:
             if cached is not None:
                 self.cache_hits += 1
                 return cached
-        return await self._flight.run(ref.idv, lambda: self._load_uncached(ref))
+        return await self._flight.run(ref.idv, lambda: self._load_uncached(ref, stored))
 
     async def __aenter__(self) -> Library:
         return self
@@ -159,6 +173,8 @@ class Library:
 
     async def aclose(self) -> None:
         """Close the store and sources this library opened itself."""
+        if self._trimming is not None:
+            await self._trimming  # a trim in the background ends before its store closes
         if self._owns_sources:
             await self.sources.aclose()
         if self.shared is not None:
@@ -166,7 +182,8 @@ class Library:
         if self._owns_store:
             self.store.close()
 
-    async def _load_uncached(self, ref: PaperRef) -> LoadedPaper:
+    async def _load_uncached(self, ref: PaperRef, stored: int) -> LoadedPaper:
+        """`ref` fetched and parsed; `stored` is `_stored` from before the caller's cache miss."""
         local: str | None = None
         if self.settings.local_dir is not None:
             local = await asyncio.to_thread(self.sources.local_fingerprint, ref)
@@ -175,10 +192,14 @@ class Library:
                 return known
         if ref.is_local:
             return await self._fetch(ref)
-        # A flight for this paper may have finished between our cache miss and now.
-        cached = await self._from_cache(ref)
-        if cached is not None:
-            return cached
+        # A flight for this paper may have finished between our cache miss and now: then this
+        # process has stored a paper since. Read again only then (each read is a thread hop and
+        # two store lookups; another process's write in that window is a race the shared
+        # single flight of a Redis store settles, not this).
+        if self._stored != stored:
+            cached = await self._from_cache(ref)
+            if cached is not None:
+                return cached
         if local is None:  # a local file of that name would be read first
             await self._raise_if_missing(ref)
         if self.shared is not None:
@@ -228,7 +249,7 @@ class Library:
                     if local is None:
                         continue  # a local file holds another version than the one asked for
                     loaded = local
-                    if _quality(loaded.document) == "failed":
+                    if loaded.document.quality == "failed":
                         log.info("%s's rendering of %s failed; asking on", page.source, ref.idv)
                         failed = failed or loaded
                         continue
@@ -239,8 +260,7 @@ class Library:
                         size = await asyncio.to_thread(self._remember, ref, loaded)
                         settled = _settled(loaded)
                         self._keep(loaded.idv, loaded, settled=settled, size=size or len(page.html))
-                        if len(page.html) >= TRIM_AFTER_BYTES:
-                            await asyncio.to_thread(release_freed_memory)
+                        await self._release(len(page.html))
                     return loaded
         except PaperMissing as exc:
             if failed is None:  # a failed rendering is no evidence that the paper is missing
@@ -261,7 +281,7 @@ class Library:
             raise NotFound(f"{ref.paper}: " + "; ".join(unreadable))
         return failed
 
-    async def _parse_page(self, page: FetchedPage, base_url: str) -> Any:
+    async def _parse_page(self, page: FetchedPage, base_url: str) -> Document:
         """A page's tree, in a worker thread; a PDF's under the process's bound on PDF parses.
 
         A PDF the reader cannot read is an error naming the paper and where the PDF came from;
@@ -311,9 +331,17 @@ class Library:
         if held is not None and _same(held, loaded):
             return held
         self._keep(key, loaded, settled=True, size=size or len(page.html))
-        if held is None and max(size, len(page.html)) >= TRIM_AFTER_BYTES:
-            await asyncio.to_thread(release_freed_memory)  # after a parse or a decode
+        if held is None:
+            await self._release(max(size, len(page.html)))  # after a parse or a decode
         return loaded
+
+    async def _release(self, size: int) -> None:
+        """Hand freed heap back after a parse of `size` bytes: at once when it is large, else
+        in the background, one trim at a time (TRIM_AFTER_BYTES)."""
+        if size >= TRIM_AFTER_BYTES:
+            await asyncio.to_thread(release_freed_memory)
+        elif self._trimming is None or self._trimming.done():
+            self._trimming = asyncio.ensure_future(asyncio.to_thread(release_freed_memory))
 
     async def _known_local(self, ref: PaperRef, fingerprint: str) -> LoadedPaper | None:
         """The parse of an unchanged local file, found by its fingerprint without reading it."""
@@ -454,6 +482,7 @@ class Library:
             size = self.cache.put_paper(loaded.idv, self.parser_version, loaded, ttl)
         if ref.idv != loaded.idv and ttl > 0:
             self.cache.put_latest(ref.idv, loaded.idv, ttl)
+        self._stored += 1  # after the writes: a reader that sees it finds them
         return size
 
 
@@ -475,7 +504,7 @@ def _with_reasons(exc: _Missing, unreadable: list[str]) -> _Missing:
     return type(exc)(f"{exc.detail}, and " + "; ".join(unreadable))
 
 
-async def _bounded(gate: asyncio.Semaphore, parse: Parse, data: bytes, base_url: str) -> Any:
+async def _bounded(gate: asyncio.Semaphore, parse: Parse, data: bytes, base_url: str) -> Document:
     """`parse(data, base_url)` in a worker thread once `gate` has a free slot.
 
     The slot is held until the parse ends, even when the caller is cancelled first (the last
@@ -489,7 +518,7 @@ async def _bounded(gate: asyncio.Semaphore, parse: Parse, data: bytes, base_url:
         gate.release()
         raise
 
-    def done(finished: asyncio.Future[Any]) -> None:
+    def done(finished: asyncio.Future[Document]) -> None:
         gate.release()
         if not finished.cancelled():
             finished.exception()  # retrieved: a parse nobody waits for any more is not an error
@@ -502,12 +531,20 @@ def _libc() -> ctypes.CDLL | None:
     try:
         libc = ctypes.CDLL("libc.so.6")
         libc.malloc_trim  # noqa: B018 - glibc only
+        libc.mallopt  # noqa: B018
     except (OSError, AttributeError):
         return None
     return libc
 
 
 _LIBC = _libc()
+_M_ARENA_MAX = -8  # glibc's malloc.h
+
+
+def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
+    """Cap glibc's malloc arenas for the threads started from now on (elsewhere nothing);
+    whether it was set."""
+    return _LIBC is not None and bool(_LIBC.mallopt(_M_ARENA_MAX, arenas))
 
 
 def release_freed_memory() -> None:
@@ -574,11 +611,7 @@ def _same(held: LoadedPaper, loaded: LoadedPaper) -> bool:
     )
 
 
-def _quality(document: Any) -> str:
-    return str(getattr(document, "quality", "ok"))
-
-
-def _resolved(document: Any, page: FetchedPage) -> LoadedPaper | None:
+def _resolved(document: Document, page: FetchedPage) -> LoadedPaper | None:
     """The paper a parsed page is, its version settled (SPEC §2, Versions): from where it was
     found (the final URL, a local file's name), else from the page's own furniture (its
     `<base href>` or arXiv's watermark, read by the parser into `page_idv`), never from body
@@ -586,7 +619,7 @@ def _resolved(document: Any, page: FetchedPage) -> LoadedPaper | None:
     version than the one asked for."""
     ref = page.ref
     confirmed = page.version_confirmed
-    named = _furniture_version(getattr(document, "page_idv", None), ref)
+    named = _furniture_version(document.page_idv, ref)
     if ref.version is None and named is not None and not ref.is_local:
         asked = page.asked
         if page.source == "local" and asked is not None and asked.version not in (None, named):

@@ -13,7 +13,7 @@ import unicodedata
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Generic, Literal, Protocol, TypeVar, cast, overload
+from typing import Final, Generic, Literal, Protocol, TypeVar, cast, overload
 
 from rapidfuzz import fuzz, process
 
@@ -24,9 +24,13 @@ from paperanchor.errors import BadRequest, NotFound
 from paperanchor.refs import PaperRef, parse_ref, shown
 from paperanchor.render.json import equation_json, float_json, reference_json
 from paperanchor.render.markdown import (
+    block_chunks,
     document_chunks,
+    footnote_chunks,
     join,
     node_chunks,
+    notes_in,
+    section_chunks,
     tokens_of,
     truncate,
 )
@@ -38,6 +42,7 @@ from paperanchor.tree import (
     Equation,
     EquationGroup,
     Figure,
+    Node,
     Paragraph,
     Section,
     Table,
@@ -59,7 +64,7 @@ class LoadedLike(Protocol):
     """What a loader hands over: the tree and where it came from."""
 
     @property
-    def document(self) -> Any: ...
+    def document(self) -> Document: ...
     @property
     def paper(self) -> str: ...
     @property
@@ -169,12 +174,21 @@ def _served(value: T, asked: PaperRef, view: Paper, *, pending: bool = False) ->
 
 @dataclass
 class Paper:
-    """A loaded paper with its anchor index and the renderings computed so far."""
+    """A loaded paper with its anchor index and the renderings computed so far.
+
+    Each section is rendered once, into chunks its parent's and the whole paper's chunk lists
+    share (the same strings), so an outline's token counts of every section and of the paper
+    cost one rendering, and holding them costs about one copy of the paper's Markdown. Only
+    what is read is joined into one string and kept (`_markdown`).
+    """
 
     meta: LoadedLike
     document: Document
     index: AnchorIndex
     _markdown: dict[str, str] = field(default_factory=dict)
+    _sections: dict[int, tuple[list[str], list[str]]] = field(default_factory=dict)
+    """id(section) -> its chunks and the footnote ids they reference, in order."""
+    _tokens: dict[str, int] = field(default_factory=dict)
     _units: list[Unit] | None = None
     _quotable: list[tuple[Unit, str]] | None = None
     _cited_in: dict[str, list[str]] | None = None
@@ -194,9 +208,33 @@ class Paper:
         return cached
 
     def chunks(self, node_id: str | None) -> list[str]:
+        """The Markdown chunks of a node (None: the whole paper), footnotes at the end."""
         if node_id is None:
-            return document_chunks(self.document)
-        return node_chunks(self.index.nodes[node_id].node, self.document)
+            return document_chunks(self.document, self._node_chunks)
+        return self._node_chunks(self.index.nodes[node_id].node)
+
+    def _node_chunks(self, node: Node) -> list[str]:
+        if not isinstance(node, Section):
+            return node_chunks(node, self.document)
+        chunks, notes = self._section(node)
+        return chunks + footnote_chunks(notes, self.document.footnotes)
+
+    def _section(self, section: Section) -> tuple[list[str], list[str]]:
+        kept = self._sections.get(id(section))
+        if kept is None:
+            notes: dict[str, None] = {}
+
+            def inner(block: Node) -> list[str]:
+                if isinstance(block, Section):
+                    chunks, inner_notes = self._section(block)
+                    notes.update(dict.fromkeys(inner_notes))
+                    return chunks
+                notes.update(dict.fromkeys(notes_in([block])))
+                return block_chunks(block)
+
+            kept = (section_chunks(section, inner), list(notes))
+            self._sections[id(section)] = kept
+        return kept
 
     def rendered(self, anchor: str | None) -> bool:
         """Whether `anchor` names, without fuzzy matching, a node whose Markdown is ready."""
@@ -206,7 +244,14 @@ class Paper:
         return node_id is not None and node_id in self._markdown
 
     def tokens(self, node_id: str | None = None) -> int:
-        return tokens_of(self.markdown(node_id))
+        """SPEC §3's tokens of a node's Markdown (None: the whole paper), without keeping it."""
+        key = node_id or ""
+        count = self._tokens.get(key)
+        if count is None:
+            kept = self._markdown.get(key)
+            count = tokens_of(kept if kept is not None else join(self.chunks(node_id)))
+            self._tokens[key] = count
+        return count
 
     def quotable(self) -> list[tuple[Unit, str]]:
         """Every passage a quote may come from, with its text as quotes are compared."""

@@ -201,10 +201,14 @@ def block_chunks(block: Node) -> list[str]:
     return [c for child in child_nodes(block) for c in block_chunks(child)]
 
 
-def section_chunks(section: Section) -> list[str]:
+def section_chunks(
+    section: Section, chunks_of: Callable[[Node], list[str]] | None = None
+) -> list[str]:
+    """A section's heading, then its blocks' chunks (`chunks_of`: a caller's memo of them)."""
+    of = chunks_of or block_chunks
     chunks = [heading(section)]
     for block in section.blocks:
-        chunks.extend(block_chunks(block))
+        chunks.extend(of(block))
     return chunks
 
 
@@ -232,17 +236,21 @@ def node_chunks(block: Node, document: Document) -> list[str]:
     return chunks + footnote_chunks(notes_in([block]), document.footnotes)
 
 
-def document_chunks(document: Document) -> list[str]:
-    """The whole paper: title, authors, abstract, then every top-level block."""
+def document_chunks(
+    document: Document, chunks_of: Callable[[Node], list[str]] | None = None
+) -> list[str]:
+    """The whole paper: title, authors, abstract, then every top-level block (`chunks_of`:
+    a caller's memo of `node_chunks`)."""
+    of = chunks_of or (lambda node: node_chunks(node, document))
     chunks = [f"# {document.title.markdown}".rstrip()]
     if document.authors:
         chunks.append(escape_line_start(escape_text(", ".join(document.authors))))
     if document.abstract is not None:
-        chunks.extend(node_chunks(document.abstract, document))
+        chunks.extend(of(document.abstract))
     if document.keywords:
         chunks.append(f"**Keywords:** {escape_text(document.keywords)}")
     for block in document.blocks:
-        chunks.extend(node_chunks(block, document))
+        chunks.extend(of(block))
     return chunks
 
 

@@ -1,0 +1,52 @@
+"""A paper's view renders each section once and shares its chunks with its parents and the
+whole paper: what it answers must be exactly what rendering each node afresh gives."""
+
+from __future__ import annotations
+
+import pytest
+
+from paperanchor import service
+from paperanchor.render.markdown import document_chunks, join, node_chunks, tokens_of
+from paperanchor.tree import Section, walk
+from tests.corpus_pages import ALL_PAGES, parsed
+
+
+def _view(name: str) -> service.Paper:
+    return service.Paper.open(service.LocalPaper(parsed(name), f"local/{name}", f"local/{name}"))
+
+
+@pytest.mark.parametrize("name", ALL_PAGES)
+def test_every_nodes_markdown_and_tokens_equal_a_fresh_rendering_of_it(name: str) -> None:
+    document = parsed(name)
+    view = _view(name)
+    outline = service.outline(view)  # renders every section through the shared chunks first
+    assert outline["tokens"] == tokens_of(join(document_chunks(document)))
+    assert view.markdown() == join(document_chunks(document))
+    for located in view.index.nodes.values():
+        node = located.node
+        fresh = join(node_chunks(node, document))
+        assert view.tokens(node.id) == tokens_of(fresh), node.id
+        assert view.markdown(node.id) == fresh, node.id
+
+
+def test_the_outline_counts_tokens_without_keeping_any_sections_markdown() -> None:
+    view = _view("html/2501.11120v1.arxiv.html")
+    outline = service.outline(view)
+    sections = [v.node for v in walk(view.document.roots()) if isinstance(v.node, Section)]
+    assert len(sections) > 10 and outline["sections"]
+    assert view._markdown == {}  # only a read joins and keeps a node's Markdown
+    first = outline["sections"][0]["id"]
+    service.read(view, first)
+    assert list(view._markdown) == [first]
+
+
+def test_a_section_is_rendered_once_however_deep_it_sits() -> None:
+    view = _view("html/2501.11120v1.arxiv.html")
+    service.outline(view)
+    sections = [v.node for v in walk(view.document.roots()) if isinstance(v.node, Section)]
+    # one entry per section, and a parent's chunk list holds its children's very strings
+    assert len(view._sections) == len(sections)
+    for section in sections:
+        for child in section.children:
+            child_first = view._sections[id(child)][0][0]  # the child's heading
+            assert any(chunk is child_first for chunk in view._sections[id(section)][0])
