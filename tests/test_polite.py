@@ -26,7 +26,7 @@ from paperanchor.refs import parse_ref
 from paperanchor.settings import Settings
 from paperanchor.sources import FetchedPage, Sources
 from tests.conftest import free_port
-from tests.replay import cache_entries, encoded, load, page, status, unframed
+from tests.replay import cache_entries, encoded, load, page, redirect, status, unframed
 
 ARXIV_PAGE = "2501.11120v1.arxiv.html"
 PAPER_V1 = f"paper:{PARSER_VERSION}:2501.11120v1"
@@ -574,3 +574,105 @@ def test_a_retry_after_of_a_service_pauses_that_service_only(replay, tmp_path):
     assert isinstance(again, Unavailable) and "asked us to pause" in str(again)
     assert page_status == 200  # the host's other service was not paused
     assert replay.paths() == ["/api/query?b", "/html/y"]  # the paused one sent nothing
+
+
+# -- the retry layer: what composing retries with the gates could get wrong ----------------
+
+
+async def polite_get(polite: Polite, url: str, **options: Any) -> Any:
+    """`polite.get(url)` with the arguments every case here shares; what it answered or raised."""
+    try:
+        return await polite.get(url, label="arXiv", subject="x", limit=1 << 20, **options)
+    except Exception as exc:
+        return exc
+
+
+def test_a_retry_after_longer_than_the_timeout_is_waited_out_not_timed_out(replay, tmp_path):
+    # TIMEOUT_S bounds one attempt; the wait the host asked for lies between two attempts
+    replay.script("/html/later", status(429, retry_after=2), page(b"<html></html>"))
+    settings = replay.settings(tmp_path, timeout_s=1, backoff_cap_s=3, min_gap_s=0)
+
+    async def run() -> Any:
+        polite = Polite(settings)
+        try:
+            return await polite_get(polite, f"{replay.base_url}/html/later")
+        finally:
+            await polite.aclose()
+
+    answer = asyncio.run(run())
+
+    assert not isinstance(answer, Exception) and answer.status == 200
+    first, second = (request.at for request in replay.requests)
+    assert second - first >= 1.95  # the two seconds asked for, not the backoff's 0.01 s
+
+
+def test_the_backoff_between_attempts_never_exceeds_the_cap(replay, tmp_path):
+    # backoff_s alone would wait 10, 20 and 40 s: the cap bounds each wait, jitter included
+    replay.script("/html/down", status(503))
+    settings = replay.settings(
+        tmp_path, max_retries=3, backoff_s=10, backoff_cap_s=0.2, min_gap_s=0
+    )
+
+    async def run() -> Any:
+        polite = Polite(settings)
+        try:
+            return await polite_get(polite, f"{replay.base_url}/html/down")
+        finally:
+            await polite.aclose()
+
+    started = time.monotonic()
+    failed = asyncio.run(run())
+    took = time.monotonic() - started
+
+    assert isinstance(failed, Unavailable)
+    assert "status 503 after 4 attempts" in str(failed) and failed.retry_after is None
+    assert replay.count("/html/down") == 4
+    assert took < 3 * 0.2 + 1.5  # three capped waits, and the requests on loopback
+
+
+def test_concurrent_requests_keep_their_own_count_of_attempts(replay, tmp_path):
+    # Two requests retrying at once, each behind a gate of its own: neither's attempts count
+    # against the other's (each `get` makes its own retrying object; none is kept per client).
+    replay.script("/html/a", status(503))
+    replay.script("/html/b", status(502), status(502), page(b"<html></html>"))
+    settings = replay.settings(tmp_path, max_retries=2, min_gap_s=0)
+
+    async def run() -> list[Any]:
+        polite = Polite(settings)
+        try:
+            return await asyncio.gather(
+                polite_get(polite, f"{replay.base_url}/html/a", upstream=Gate("a", 0.05)),
+                polite_get(polite, f"{replay.base_url}/html/b", upstream=Gate("b", 0.05)),
+            )
+        finally:
+            await polite.aclose()
+
+    failed, answer = asyncio.run(run())
+
+    assert isinstance(failed, Unavailable) and "status 503 after 3 attempts" in str(failed)
+    assert not isinstance(answer, Exception) and answer.status == 200
+    assert replay.count("/html/a") == 3 and replay.count("/html/b") == 3
+
+
+def test_each_redirect_hop_is_a_request_of_its_own_through_the_gate(replay, tmp_path):
+    # Each hop waits for the host's gap and has its own retries: the first hop's 503 does not
+    # use up the second's, and no hop goes ahead of the gap because it follows another.
+    replay.script("/html/2501.11120", status(503), redirect("/html/2501.11120v1"))
+    replay.script("/html/2501.11120v1", status(503), page(replay.corpus_page(ARXIV_PAGE)))
+    settings = replay.settings(tmp_path, max_retries=1, min_gap_s=0.3)
+
+    async def run() -> tuple[FetchedPage, int]:
+        sources = Sources(settings)
+        try:
+            fetched = await sources.fetch(parse_ref("2501.11120"))
+            return fetched, sources.requests_sent
+        finally:
+            await sources.aclose()
+
+    fetched, sent = asyncio.run(run())
+
+    assert fetched.ref.idv == "2501.11120v1" and fetched.version_confirmed
+    assert replay.paths() == ["/html/2501.11120"] * 2 + ["/html/2501.11120v1"] * 2
+    assert sent == 4
+    arrivals = [request.at for request in replay.requests]
+    assert min(b - a for a, b in itertools.pairwise(arrivals)) >= 0.3

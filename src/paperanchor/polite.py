@@ -22,6 +22,11 @@ then marked down for `DOWN_S`: its requests fail at once with `Unreachable` mean
 costs at most `limit` bytes after decoding: one gzip or deflate layer is decoded in bounded
 steps, stacked or unknown encodings are refused.
 
+The layers of a `get`, outermost first: tenacity's retrying loop (attempts, backoff, the wait
+for `Retry-After`), the host's gate (`_HostGate.turn`: queue, gap, pause, down mark), one
+deadline of `TIMEOUT_S` per attempt, and one streamed GET (`_get_once`). An attempt either
+answers or raises `_Retry` with why it failed; everything else it raises is final.
+
 What a `get` raises is the error family's: `Unavailable` (with `retry_after` when known; its
 subclass `Unreachable` for a host marked down), `UpstreamError`, `TooLarge`. Answers other than
 429/5xx come back as they are (a 404 with up to `error_limit` bytes of its page, a redirect
@@ -33,9 +38,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import functools
 import logging
 import math
-import random
 import re
 import time
 import zlib
@@ -47,6 +52,14 @@ from importlib.metadata import PackageNotFoundError, version
 from urllib.parse import urlsplit
 
 import httpx
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_random_exponential,
+)
+from tenacity.wait import wait_base
 
 from paperanchor.errors import PaperAnchorError, TooLarge, Unavailable, UpstreamError
 from paperanchor.refs import shown
@@ -113,6 +126,61 @@ class _Broken(Exception):
     """The answer ended before its body did (a cut stream, a truncated gzip, an unended page)."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What one `get` asks for, the same at every attempt."""
+
+    url: str
+    label: str
+    subject: str
+    limit: int
+    limit_name: str
+    error_limit: int
+    broken: Callable[[bytes], str | None] | None
+    headers: dict[str, str] | None
+
+
+class _Retry(Exception):
+    """An attempt worth another: why it failed (`failure`, for the error after the last one)."""
+
+    def __init__(
+        self,
+        failure: str,
+        *,
+        broken: bool = False,
+        retry_after: float | None = None,
+        unconnected: str = "",
+    ) -> None:
+        super().__init__(failure)
+        self.failure = failure
+        self.broken = broken  # the answer came but was not whole: an upstream error at the end
+        self.retry_after = retry_after  # what the host asked for, at most BACKOFF_CAP_S
+        self.unconnected = unconnected  # why no connection was made: the host is down at the end
+
+
+class _RetryAfterElse(wait_base):
+    """The wait before the next attempt: what the host asked for (`Retry-After`), else `backoff`.
+
+    The host's gate also holds every other request to it until then (`_HostGate.defer`).
+    """
+
+    def __init__(self, backoff: wait_base) -> None:
+        self.backoff = backoff
+
+    def __call__(self, retry_state: RetryCallState) -> float:
+        outcome = retry_state.outcome
+        failed = outcome.exception() if outcome is not None and outcome.failed else None
+        if isinstance(failed, _Retry) and failed.retry_after is not None:
+            return failed.retry_after
+        return float(self.backoff(retry_state))
+
+
+def _log_retry(request: _Request, retry_state: RetryCallState) -> None:
+    outcome = retry_state.outcome
+    failed = outcome.exception() if outcome is not None else None
+    log.warning("%s: %s for %s; retrying", request.label, failed, request.url)
+
+
 class Polite:
     """Polite GETs over one HTTP client, a gate per upstream host."""
 
@@ -133,7 +201,9 @@ class Polite:
                 # One layer we decode ourselves, with a bound (identity is always acceptable).
                 "Accept-Encoding": "gzip",
             },
-            timeout=httpx.Timeout(settings.timeout_s, connect=_connect_timeout(settings)),
+            # The one deadline of an attempt is `TIMEOUT_S` around it (`_attempt`); httpx bounds
+            # only the connection, whose failure means the host is unreachable, not slow.
+            timeout=httpx.Timeout(None, connect=_connect_timeout(settings)),
             follow_redirects=False,
             event_hooks={"response": [_set_location_aside]},
         )
@@ -165,80 +235,90 @@ class Polite:
         `headers` are added to the request's, replacing the client's of the same name (a PDF's
         `Accept`).
         """
-        settings = self.settings
+        request = _Request(url, label, subject, limit, limit_name, error_limit, broken, headers)
         gate = self._gate(url, upstream)
+        settings = self.settings
         attempts = settings.max_retries + 1
-        failure, broken_answer = "", False
-        retry_after: float | None = None
-        for attempt in range(attempts):
-            retry_after = None
-            try:
-                async with gate.turn(label, subject) as turn:
-                    self.requests_sent += 1
-                    try:
-                        async with asyncio.timeout(settings.timeout_s):
-                            answer = await self._get_once(
-                                url, label, subject, limit, limit_name, error_limit, headers
-                            )
-                    except (httpx.ConnectError, httpx.ConnectTimeout):
-                        turn.gap = 0.0  # nothing reached the host: no gap to keep for it
-                        raise
-                    gate.reached()
-                    if _retried(answer.status):
-                        retry_after = parse_retry_after(answer.headers.get("retry-after"))
-                    if retry_after is not None:
-                        # Within the turn, so that no request to the host, of this process or
-                        # another, goes ahead before the pause is recorded. The host asked:
-                        # every request to it waits; longer than the cap, they fail fast.
-                        if retry_after > settings.backoff_cap_s:
-                            await gate.block(retry_after)
-                        else:
-                            await gate.defer(retry_after)
-                    reason = broken(answer.body) if broken and answer.status == 200 else None
-                    if reason:
-                        raise _Broken(reason)
-            except TimeoutError:
-                failure = f"no complete answer within {settings.timeout_s:g} s"
-                broken_answer = False
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                failure, broken_answer = f"unreachable ({_describe(exc)})", False
-                gate.unconnected += 1
-                if gate.unconnected >= UNREACHABLE_ATTEMPTS or attempt + 1 == attempts:
-                    gate.mark_down(_describe(exc))
-                    raise gate.unreachable(label, subject) from None
-            except _Broken as exc:
-                failure, broken_answer = f"a broken response ({exc})", True
-            except httpx.ProtocolError as exc:
-                failure, broken_answer = f"a broken response ({_describe(exc)})", True
-            except httpx.TransportError as exc:
-                failure, broken_answer = f"a failed connection ({_describe(exc)})", False
-            except httpx.InvalidURL as exc:
-                raise UpstreamError(
-                    f"{label} cannot be asked for {subject}: {shown(str(exc))}"
-                ) from None
-            else:
-                if not _retried(answer.status):
-                    return answer
-                failure, broken_answer = f"status {answer.status}", False
-            if retry_after is not None and retry_after > settings.backoff_cap_s:
-                # Asked to stay away longer than we are willing to wait: stop now (the gate
-                # makes every other request to this host fail fast until then).
-                raise Unavailable(
-                    f"{label} asks to retry {subject} in {retry_after:.0f} s ({failure})",
-                    retry_after=retry_after,
-                )
-            if attempt + 1 == attempts:
-                break
-            log.warning("%s: %s for %s; retrying", label, failure, url)
-            if retry_after is None:
-                ceiling = min(settings.backoff_cap_s, settings.backoff_s * 2**attempt)
-                await asyncio.sleep(random.uniform(0, ceiling))
-        tried = f"after {attempts} attempt{'s' if attempts > 1 else ''}"
-        if broken_answer:
-            raise UpstreamError(f"{label} sent {failure} for {subject} {tried}")
-        raise Unavailable(
-            f"{label} failed for {subject}: {failure} {tried}", retry_after=retry_after
+        # One retrying object per call, as tenacity's own decorator makes one: it keeps the
+        # state of its loop in a thread-local, which concurrent calls on one loop would share.
+        retrying = AsyncRetrying(
+            sleep=asyncio.sleep,
+            stop=stop_after_attempt(attempts),
+            wait=_RetryAfterElse(
+                wait_random_exponential(multiplier=settings.backoff_s, max=settings.backoff_cap_s)
+            ),
+            retry=retry_if_exception_type(_Retry),
+            before_sleep=functools.partial(_log_retry, request),
+            reraise=True,
         )
+        try:
+            return await retrying(self._attempt, gate, request)
+        except _Retry as last:
+            if last.unconnected:
+                gate.mark_down(last.unconnected)
+                raise gate.unreachable(label, subject) from None
+            tried = f"after {attempts} attempt{'s' if attempts > 1 else ''}"
+            if last.broken:
+                raise UpstreamError(f"{label} sent {last.failure} for {subject} {tried}") from None
+            raise Unavailable(
+                f"{label} failed for {subject}: {last.failure} {tried}",
+                retry_after=last.retry_after,
+            ) from None
+
+    async def _attempt(self, gate: _HostGate, request: _Request) -> Answer:
+        """One attempt in the host's turn, within `TIMEOUT_S`: the answer, or `_Retry` saying
+        why it is worth another (anything else raised is final)."""
+        settings = self.settings
+        label, subject = request.label, request.subject
+        try:
+            async with gate.turn(label, subject) as turn:
+                self.requests_sent += 1
+                try:
+                    async with asyncio.timeout(settings.timeout_s):
+                        answer = await self._get_once(request)
+                except (httpx.ConnectError, httpx.ConnectTimeout):
+                    turn.gap = 0.0  # nothing reached the host: no gap to keep for it
+                    raise
+                gate.reached()
+                if _retried(answer.status):
+                    retry_after = parse_retry_after(answer.headers.get("retry-after"))
+                    failure = f"status {answer.status}"
+                    # Within the turn, so that no request to the host, of this process or
+                    # another, goes ahead before the pause is recorded. The host asked: every
+                    # request to it waits; longer than the cap, they fail fast.
+                    if retry_after is not None and retry_after > settings.backoff_cap_s:
+                        await gate.block(retry_after)
+                        raise Unavailable(
+                            f"{label} asks to retry {subject} in {retry_after:.0f} s ({failure})",
+                            retry_after=retry_after,
+                        )
+                    if retry_after is not None:
+                        await gate.defer(retry_after)
+                    raise _Retry(failure, retry_after=retry_after)
+                reason = (
+                    request.broken(answer.body) if request.broken and answer.status == 200 else None
+                )
+                if reason:
+                    raise _Retry(f"a broken response ({reason})", broken=True)
+                return answer
+        except TimeoutError:
+            raise _Retry(f"no complete answer within {settings.timeout_s:g} s") from None
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            gate.unconnected += 1
+            if gate.unconnected >= UNREACHABLE_ATTEMPTS:
+                gate.mark_down(_describe(exc))
+                raise gate.unreachable(label, subject) from None
+            raise _Retry(f"unreachable ({_describe(exc)})", unconnected=_describe(exc)) from None
+        except _Broken as exc:
+            raise _Retry(f"a broken response ({exc})", broken=True) from None
+        except httpx.ProtocolError as exc:
+            raise _Retry(f"a broken response ({_describe(exc)})", broken=True) from None
+        except httpx.TransportError as exc:
+            raise _Retry(f"a failed connection ({_describe(exc)})") from None
+        except httpx.InvalidURL as exc:
+            raise UpstreamError(
+                f"{label} cannot be asked for {subject}: {shown(str(exc))}"
+            ) from None
 
     async def reachable(self, url: str) -> bool:
         """Whether `url`'s host answers a TCP connection (no HTTP request is sent).
@@ -267,31 +347,23 @@ class Polite:
             gate.reached()
             return True
 
-    async def _get_once(
-        self,
-        url: str,
-        label: str,
-        subject: str,
-        limit: int,
-        limit_name: str,
-        error_limit: int,
-        headers: dict[str, str] | None = None,
-    ) -> Answer:
-        async with self._client.stream("GET", url, headers=headers) as response:
+    async def _get_once(self, request: _Request) -> Answer:
+        label, subject, limit = request.label, request.subject, request.limit
+        async with self._client.stream("GET", request.url, headers=request.headers) as response:
             answer = Answer(str(response.url), response.status_code, _headers(response))
             if answer.status in _REDIRECTS or _retried(answer.status):
                 return answer
             wbits = _coding(response.headers, label, subject)
             if answer.status != 200:
-                answer.body = await _read(response, wbits, error_limit, prefix=True)
+                answer.body = await _read(response, wbits, request.error_limit, prefix=True)
                 return answer
             declared = _content_length(response)
             if declared is not None and declared > limit:
-                raise _too_large(label, subject, limit, limit_name)
+                raise _too_large(label, subject, limit, request.limit_name)
             try:
                 answer.body = await _read(response, wbits, limit, prefix=False)
             except _TooLarge:
-                raise _too_large(label, subject, limit, limit_name) from None
+                raise _too_large(label, subject, limit, request.limit_name) from None
             except zlib.error as exc:
                 raise UpstreamError(
                     f"{label} answered {subject} with a corrupt compressed body ({exc})"
