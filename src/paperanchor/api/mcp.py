@@ -12,6 +12,11 @@ text. Failures come back as `isError` results with the text `<code>: <detail>`, 
 The tool definitions are sent to the model on every request, so they are kept small (SPEC §7:
 under 1,500 tokens for the seven, 2,400 for the eleven): parameter schemas without titles,
 output schemas with the top-level fields only (the full shapes are in /openapi.json).
+
+Two places depend on the SDK beyond its documented calls, both pinned by tests/api/
+test_sdk_hooks.py and the mcp pin in pyproject.toml: the output schemas are published by
+overriding `MCPServer.list_tools` (a public method), and the prompt and resource handlers are
+removed from the low-level server's handler table (`_drop_handlers`: no public way exists).
 """
 
 from __future__ import annotations
@@ -19,12 +24,14 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from importlib.metadata import version
+from typing import Annotated, Any, Literal, NamedTuple
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp_types import Tool as ListedTool
 from pydantic import BeforeValidator, Field, ValidationError
 
 from paperanchor import __version__
@@ -181,7 +188,7 @@ def build_server(
     )
 
 
-def discovery_tools(service: PaperService) -> list[Tool]:
+def discovery_tools(service: PaperService) -> list[Listed]:
     """The four discovery tools of SPEC §7 (PAPERANCHOR_TOOLS=all)."""
 
     async def search_arxiv(
@@ -252,14 +259,20 @@ def discovery_tools(service: PaperService) -> list[Tool]:
     ]
 
 
-def _tool(function: Callable[..., Any], description: str, *output: Any) -> Tool:
+class Listed(NamedTuple):
+    """A tool as the server lists it: the SDK's tool and the output schema it publishes."""
+
+    tool: Tool
+    output_schema: dict[str, Any] | None
+
+
+def _tool(function: Callable[..., Any], description: str, *output: Any) -> Listed:
     description = f"{description} {UNTRUSTED}"
     tool = Tool.from_function(function, description=description, annotations=READ_ONLY)
     tool.parameters = _renamed(models.compact(tool.parameters), RENAMED.get(tool.name, {}))
-    if output:
-        # Results are built here, not by the SDK, so the schema is published as is.
-        tool.fn_metadata.output_schema = models.shallow_schema(*output)
-    return tool
+    # Results are built here, not by the SDK, so the schema is published as is (ToolServer.
+    # list_tools) and results are not validated against it a second time.
+    return Listed(tool, models.shallow_schema(*output) if output else None)
 
 
 def _renamed(schema: dict[str, Any], renamed: dict[str, str]) -> dict[str, Any]:
@@ -293,6 +306,27 @@ _NOT_SERVED = (
 )
 
 
+def _drop_handlers(server: MCPServer, methods: tuple[str, ...]) -> None:
+    """Unregister `methods` from `server`'s low-level handler table.
+
+    The SDK registers prompt and resource handlers whether or not there are any, and advertises
+    a capability for each registered one: a client would list empty prompts and resources. mcp
+    2.x has no public way to unregister one, so this reaches into the low-level server's table
+    (`MCPServer._lowlevel_server._request_handlers`, read in mcp 2.3's sources; pinned in
+    pyproject.toml) and refuses to start when the table is not there, rather than advertise
+    what is not served. tests/api/test_sdk_hooks.py pins it.
+    """
+    lowlevel = getattr(server, "_lowlevel_server", None)
+    handlers = getattr(lowlevel, "_request_handlers", None)
+    if not isinstance(handlers, dict) or "tools/list" not in handlers:
+        raise RuntimeError(
+            "mcp hook MCPServer._lowlevel_server._request_handlers is gone (mcp "
+            f"{version('mcp')}): cannot unregister {', '.join(methods)}; see api/mcp.py"
+        )
+    for method in methods:
+        handlers.pop(method, None)
+
+
 class ToolServer(MCPServer):
     """An `MCPServer` whose tool failures carry paperanchor's `<code>: <detail>` text.
 
@@ -300,17 +334,23 @@ class ToolServer(MCPServer):
     exception's text; here every failure is mapped from the exception that caused it.
     """
 
-    def __init__(self, name: str, *, tools: list[Tool], **options: Any) -> None:
+    def __init__(self, name: str, *, tools: list[Listed], **options: Any) -> None:
         # no subscriptions/listen: a stateless server has nothing to notify anyone of
-        super().__init__(name, tools=tools, subscriptions=False, **options)
-        self.parameters = {tool.name: tuple(tool.parameters["properties"]) for tool in tools}
-        # The SDK registers prompt and resource handlers whether or not there are any, and
-        # advertises a capability for each registered one: a client would list empty
-        # prompts and resources. A hook into the low-level server's handler table (mcp 2.x);
-        # tests/api/test_mcp.py fails loudly if it stops working.
-        handlers = self._lowlevel_server._request_handlers
-        for method in _NOT_SERVED:
-            handlers.pop(method, None)
+        super().__init__(
+            name, tools=[listed.tool for listed in tools], subscriptions=False, **options
+        )
+        self.parameters = {
+            listed.tool.name: tuple(listed.tool.parameters["properties"]) for listed in tools
+        }
+        self.output_schemas = {listed.tool.name: listed.output_schema for listed in tools}
+        _drop_handlers(self, _NOT_SERVED)
+
+    async def list_tools(self) -> list[ListedTool]:
+        """The SDK's tool list, each JSON tool with the output schema it publishes (SPEC §7)."""
+        return [
+            tool.model_copy(update={"output_schema": self.output_schemas.get(tool.name)})
+            for tool in await super().list_tools()
+        ]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None

@@ -20,6 +20,11 @@ would make it answer every real request 503. Here instead:
   socket made with protocol number 0, and asyncio sets TCP_NODELAY only on sockets whose protocol
   is IPPROTO_TCP; keep-alive answers then waited for the client's delayed ACK (22 requests/s on
   one connection instead of thousands, measured with wrk on /healthz).
+
+`GuardedHttp` relies on H11Protocol's internals (the methods it overrides, `conn`, `client`,
+`server_state`) as uvicorn 0.54 has them, and uvicorn is pinned to 0.54 for it (pyproject.toml);
+uvicorn has no public hook for any of the three. tests/api/test_sdk_hooks.py checks each
+method's signature and reads TCP_NODELAY from the server's side of a connection.
 """
 
 from __future__ import annotations
