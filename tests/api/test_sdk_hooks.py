@@ -25,7 +25,7 @@ import uvicorn
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
-from mcp_types import Tool as ListedTool
+from mcp_types import Tool as WireTool
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from paperanchor.api.mcp import _NOT_SERVED, build_server
@@ -73,7 +73,7 @@ def test_the_sdk_lists_tools_through_the_list_tools_method_tool_server_overrides
         f"mcp {MCP_VERSION}: MCPServer.list_tools changed its signature; ToolServer overrides it"
     )
     # ToolServer.list_tools sets the field by name: a renamed field would be dropped silently
-    assert "output_schema" in ListedTool.model_fields, (
+    assert "output_schema" in WireTool.model_fields, (
         f"mcp {MCP_VERSION}: mcp_types.Tool has no output_schema field; ToolServer.list_tools "
         "(api/mcp.py) sets it"
     )
@@ -257,8 +257,8 @@ def server_side(server: uvicorn.Server) -> list[Any]:
     """The protocols of the connections `server` holds (read from its own state)."""
     connections = getattr(server.server_state, "connections", None)
     assert isinstance(connections, set), (
-        f"uvicorn {UVICORN_VERSION}: ServerState.connections is gone (transport.py keys its "
-        "connection counts by ServerState)"
+        f"uvicorn {UVICORN_VERSION}: ServerState.connections is gone: this test reads the "
+        "server's side of a connection from it"
     )
     return list(connections)
 

@@ -31,7 +31,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from mcp_types import Tool as ListedTool
+from mcp_types import Tool as WireTool
 from pydantic import BeforeValidator, Field, ValidationError
 
 from paperanchor import __version__
@@ -345,7 +345,7 @@ class ToolServer(MCPServer):
         self.output_schemas = {listed.tool.name: listed.output_schema for listed in tools}
         _drop_handlers(self, _NOT_SERVED)
 
-    async def list_tools(self) -> list[ListedTool]:
+    async def list_tools(self) -> list[WireTool]:
         """The SDK's tool list, each JSON tool with the output schema it publishes (SPEC §7)."""
         return [
             tool.model_copy(update={"output_schema": self.output_schemas.get(tool.name)})

@@ -23,8 +23,8 @@ would make it answer every real request 503. Here instead:
 
 `GuardedHttp` relies on H11Protocol's internals (the methods it overrides, `conn`, `client`,
 `server_state`) as uvicorn 0.54 has them, and uvicorn is pinned to 0.54 for it (pyproject.toml);
-uvicorn has no public hook for any of the three. tests/api/test_sdk_hooks.py checks each
-method's signature and reads TCP_NODELAY from the server's side of a connection.
+uvicorn has no public hook for the deadline, the cap or TCP_NODELAY. tests/api/test_sdk_hooks.py
+checks each method's signature and reads TCP_NODELAY from the server's side of a connection.
 """
 
 from __future__ import annotations
