@@ -23,7 +23,7 @@ from paperanchor.refs import PaperRef, parse_ref
 from paperanchor.settings import Settings
 from paperanchor.shared import Shared
 from paperanchor.sources import FetchedPage, PaperMissing, Sources
-from paperanchor.store import PaperCache, Store, open_store
+from paperanchor.store import BestEffort, PaperCache, Store, open_store
 from paperanchor.tree import Document
 
 log = logging.getLogger(__name__)
@@ -139,6 +139,7 @@ class Library:
         self._owns_sources = sources is None
         self.store: Store = store if store is not None else open_store(settings)
         self.cache = PaperCache(self.store, paper_codec(settings.max_html_bytes))
+        self._kept = BestEffort(self.store)  # not-found entries
         self.memory_bytes = settings.memory_bytes
         self.shared = Shared.over(self.store, settings.cache_url, lease_s=settings.lock_lease_s)
         self.sources = sources if sources is not None else Sources(settings, shared=self.shared)
@@ -380,7 +381,7 @@ class Library:
         """`NotFound` again when every source said lately that `ref` does not exist."""
         if self.settings.not_found_ttl_s <= 0:
             return
-        raw = await asyncio.to_thread(self._store_get, _missing_key(ref))
+        raw = await asyncio.to_thread(self._kept.get, _missing_key(ref))
         detail = _missing_detail(raw, ref)
         if detail is not None:
             raise NotFound(detail)
@@ -390,20 +391,7 @@ class Library:
         if ttl <= 0:
             return
         detail = exc.detail.encode()
-        await asyncio.to_thread(self._store_set, _missing_key(ref), detail, ttl)
-
-    def _store_get(self, key: str) -> bytes | None:
-        try:
-            return self.store.get(key)
-        except Exception as exc:  # a store that fails reads as a miss
-            log.warning("cache read of %s failed: %s", key, exc)
-            return None
-
-    def _store_set(self, key: str, value: bytes, ttl: float) -> None:
-        try:
-            self.store.set(key, value, ttl)
-        except Exception as exc:  # not remembering is safe
-            log.warning("cache write of %s failed: %s", key, exc)
+        await asyncio.to_thread(self._kept.set, _missing_key(ref), detail, ttl)
 
     def _cached(self, ref: PaperRef) -> LoadedPaper | None:
         """The cached paper for `ref` (runs in a worker thread: the store is blocking I/O)."""

@@ -391,6 +391,34 @@ def open_store(settings: Settings) -> Store:
     return DiskStore(settings.cache_dir)
 
 
+class BestEffort:
+    """A store whose failures are logged and passed over: a read that fails is a miss, a write
+    or delete that fails is not made (not caching is always safe). The library, the paper
+    cache and the discovery client keep entries through one of these."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def get(self, key: str) -> bytes | None:
+        try:
+            return self.store.get(key)
+        except Exception as exc:
+            log.warning("cache read of %s failed: %s", key, exc)
+            return None
+
+    def set(self, key: str, value: bytes, ttl: float | None) -> None:
+        try:
+            self.store.set(key, value, ttl)
+        except Exception as exc:
+            log.warning("cache write of %s failed: %s", key, exc)
+
+    def delete(self, key: str) -> None:
+        try:
+            self.store.delete(key)
+        except Exception as exc:
+            log.warning("cache delete of %s failed: %s", key, exc)
+
+
 class PaperCache(Generic[P]):
     """Parsed papers by idv and parser version, and bare id → latest idv, over a Store.
 
@@ -403,6 +431,8 @@ class PaperCache(Generic[P]):
     def __init__(self, store: Store, codec: Codec[P]) -> None:
         self.store = store
         self.codec = codec
+        kept = BestEffort(store)
+        self._get, self._set, self._delete = kept.get, kept.set, kept.delete
 
     @staticmethod
     def paper_key(idv: str, parser_version: str) -> str:
@@ -468,25 +498,6 @@ class PaperCache(Generic[P]):
 
     def put_latest(self, paper: str, idv: str, ttl: float | None) -> None:
         self._set(self.latest_key(paper), idv.encode("ascii"), ttl)
-
-    def _get(self, key: str) -> bytes | None:
-        try:
-            return self.store.get(key)
-        except Exception as exc:
-            log.warning("cache read of %s failed: %s", key, exc)
-            return None
-
-    def _set(self, key: str, value: bytes, ttl: float | None) -> None:
-        try:
-            self.store.set(key, value, ttl)
-        except Exception as exc:
-            log.warning("cache write of %s failed: %s", key, exc)
-
-    def _delete(self, key: str) -> None:
-        try:
-            self.store.delete(key)
-        except Exception as exc:
-            log.warning("cache delete of %s failed: %s", key, exc)
 
 
 def _wrap(payload: bytes) -> bytes:

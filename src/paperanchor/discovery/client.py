@@ -39,7 +39,7 @@ from paperanchor.polite import Answer, Gate, Polite
 from paperanchor.refs import PaperRef, shown
 from paperanchor.settings import Settings
 from paperanchor.shapes import Citations, Metadata, SearchPage, Trends
-from paperanchor.store import Store
+from paperanchor.store import BestEffort, Store
 
 if TYPE_CHECKING:
     from paperanchor.library import Library
@@ -94,6 +94,7 @@ class Discovery:
         self.settings = settings
         self.polite = polite
         self.store = store
+        self._kept = BestEffort(store)
         self._clock = clock or (lambda: datetime.now(UTC))
         self._arxiv_gate = Gate("arxiv-api", settings.arxiv_api_gap_s)
         self._s2_gate = Gate("semantic-scholar", settings.s2_gap)
@@ -365,7 +366,7 @@ class Discovery:
         self, key: str, shape: type[T], belongs: Callable[[T], bool] | None = None
     ) -> T | None:
         """The entry kept under `key`, checked; None when there is none or it is not ours."""
-        raw = await asyncio.to_thread(self._get, key)
+        raw = await asyncio.to_thread(self._kept.get, key)
         if raw is None:
             return None
         try:
@@ -374,7 +375,7 @@ class Discovery:
                 raise entries.EntryError("it answers another request")
         except entries.EntryError as exc:
             log.warning("dropping cache entry %s: %s", key, exc)
-            await asyncio.to_thread(self._delete, key)
+            await asyncio.to_thread(self._kept.delete, key)
             return None
         return value
 
@@ -385,26 +386,7 @@ class Discovery:
         if raw is None:
             log.info("not caching %s: larger than %d bytes", key, entries.MAX_ENTRY_BYTES)
             return
-        await asyncio.to_thread(self._set, key, raw, ttl)
-
-    def _get(self, key: str) -> bytes | None:
-        try:
-            return self.store.get(key)
-        except Exception as exc:  # a store that fails reads as a miss
-            log.warning("cache read of %s failed: %s", key, exc)
-            return None
-
-    def _set(self, key: str, raw: bytes, ttl: float) -> None:
-        try:
-            self.store.set(key, raw, ttl)
-        except Exception as exc:  # not caching is safe
-            log.warning("cache write of %s failed: %s", key, exc)
-
-    def _delete(self, key: str) -> None:
-        try:
-            self.store.delete(key)
-        except Exception as exc:
-            log.warning("cache delete of %s failed: %s", key, exc)
+        await asyncio.to_thread(self._kept.set, key, raw, ttl)
 
 
 # -- helpers ---------------------------------------------------------------------------------
