@@ -3,11 +3,12 @@
 A fresh `paperanchor serve` answered its first cold outline in 51-68 ms where the next ones
 took 12-17 ms (fixtures/html/xss.html through the loopback replay, 2 shared cores): lazy
 imports, the parser's first lxml parser and regular expressions, the codec's first encoders,
-the default executor's first thread. One built-in page (a copy of the fixture
-fixtures/html/full.html: sections, theorems, equations, figures, tables, lists, footnotes, a
-bibliography) is run through the parser, every operation and the cache codec, and one key is
-written to the store and deleted. Nothing it makes is kept: no store entry, nothing in the
-library's memory, no view in the service.
+the default executor's first thread. One built-in page (data/warmup.html, a link to the
+fixture fixtures/html/full.html, which a wheel carries as the file: sections, theorems,
+equations, figures, tables, lists, footnotes, a bibliography) is run through the parser,
+every operation and the cache codec, and one key is written to the store and deleted.
+Nothing it makes is kept: no store entry, nothing in the library's memory, no view in the
+service.
 """
 
 from __future__ import annotations

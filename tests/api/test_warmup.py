@@ -20,8 +20,8 @@ from tests.conftest import FIXTURES
 
 
 def test_the_warm_up_page_is_the_full_fixture_as_latexml_last_made_it() -> None:
-    # package data, since an installed server has no fixtures/ folder: copy it again after
-    # `make fixtures` rebuilds the fixture
+    # package data, since an installed server has no fixtures/ folder: a symbolic link to the
+    # fixture in the checkout, which a wheel carries as the file itself
     assert warmup.warm_page() == (FIXTURES / "html" / "full.html").read_bytes()
 
 
