@@ -9,7 +9,7 @@ import pytest
 
 from paperanchor.library import LoadedPaper, paper_codec
 from paperanchor.settings import Settings
-from paperanchor.store import DiskStore, PaperCache, open_store
+from paperanchor.store import BestEffort, DiskStore, PaperCache, open_store
 from paperanchor.tree import Document, Inline
 
 
@@ -166,3 +166,17 @@ def test_a_tree_the_codec_cannot_write_is_served_uncached_rather_than_failing(st
 
     assert cache.get_paper("1706.03762v7", "1") is None
     assert "not caching" in caplog.text
+
+
+def test_best_effort_reads_a_failing_store_as_a_miss_and_skips_its_writes_and_deletes(caplog):
+    kept = BestEffort(_BrokenStore())
+
+    assert kept.get("k") is None
+    kept.set("k", b"v", 60)
+    kept.delete("k")
+
+    assert [r.getMessage() for r in caplog.records] == [
+        "cache read of k failed: disk on fire",
+        "cache write of k failed: disk on fire",
+        "cache delete of k failed: disk on fire",
+    ]
