@@ -48,3 +48,12 @@ def has_class(name: str) -> str:
 
 def fixture_path(name: str) -> Path:
     return Path(__file__).resolve().parent.parent / "fixtures" / "html" / f"{name}.html"
+
+
+def section_page(body: str) -> bytes:
+    """A crafted LaTeXML page: a title and section S1 ("1 A") holding `body`."""
+    return (
+        "<!DOCTYPE html><html><head></head><body><article class='ltx_document'>"
+        "<h1 class='ltx_title ltx_title_document'>T</h1><section class='ltx_section' id='S1'>"
+        f"<h2 class='ltx_title'>1 A</h2>{body}</section></article></body></html>"
+    ).encode()

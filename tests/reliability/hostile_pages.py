@@ -40,6 +40,42 @@ def span_bomb_table() -> bytes:
     return _page(_section("S1", "1", "Tables", table))
 
 
+def span_bomb_span_table() -> bytes:
+    """The span bomb as a tabular written in spans, its spans said by classes (`ltx_rowspan_N`),
+    under `\\resizebox`'s wrapper."""
+    cells = "".join(
+        "<span class='ltx_td ltx_rowspan ltx_rowspan_1000 ltx_colspan ltx_colspan_1000'>"
+        f"c{i}</span>"
+        for i in range(16)
+    )
+    table = (
+        "<figure class='ltx_table' id='S1.T1'><figcaption class='ltx_caption'>"
+        "<span class='ltx_tag ltx_tag_table'>Table 1: </span>Spans</figcaption>"
+        "<div class='ltx_inline-block ltx_transformed_outer'><span class='ltx_transformed_inner'>"
+        f"<span class='ltx_tabular' id='S1.T1.1'><span class='ltx_tr'>{cells}</span></span>"
+        "</span></div></figure>"
+    )
+    return _page(_section("S1", "1", "Tables", table))
+
+
+def nested_pictures(depth: int = 450) -> bytes:
+    """Boxes of text inside boxes of text, 450 deep (1,800 levels of elements: each picture one
+    foreignObject holding a paragraph and the next picture), and 20,000 foreignObjects side by
+    side in one picture."""
+    opening = (
+        "<svg class='ltx_picture'><g><foreignObject width='9'><span class='ltx_para'>"
+        "<span class='ltx_p'>boxed words</span>"
+    )
+    nested = opening * depth + "</span></foreignObject></g></svg>" * depth
+    wide = (
+        "<svg class='ltx_picture'>"
+        + "<g><foreignObject><span class='ltx_p'>side words</span></foreignObject></g>" * 20_000
+        + "</svg>"
+    )
+    body = f"<div class='ltx_para' id='S1.p1'>{nested}</div><div class='ltx_para'>{wide}</div>"
+    return _page(_section("S1", "1", "Pictures", body))
+
+
 def nested_spans(depth: int = 2_000) -> bytes:
     """A paragraph whose text sits under 2,000 nested spans (libxml2 reads 2,048 levels)."""
     inner = "<span class='ltx_text'>" * depth + "deep words" + "</span>" * depth
@@ -96,6 +132,8 @@ def _section(section_id: str, number: str, title: str, body: str) -> str:
 
 PAGES: dict[str, Callable[[], bytes]] = {
     "span-bomb-table": span_bomb_table,
+    "span-bomb-span-table": span_bomb_span_table,
+    "nested-pictures": nested_pictures,
     "nested-spans": nested_spans,
     "too-deep-spans": lambda: nested_spans(20_000),
     "alike-sections": alike_sections,

@@ -18,8 +18,9 @@ from paperanchor.parse.dom import (
     text_of,
 )
 from paperanchor.parse.equations import parse_equation, parse_group
-from paperanchor.parse.floats import is_float, parse_float, parse_tabular
+from paperanchor.parse.floats import is_float, is_tabular, parse_float, parse_tabular
 from paperanchor.parse.inline import inline_of, inline_of_elements
+from paperanchor.parse.pictures import PICTURE_BLOCKS, picture_blocks
 from paperanchor.parse.sections import parse_section, section_kind
 from paperanchor.render.escape import escape_text
 from paperanchor.tree import (
@@ -69,6 +70,8 @@ def blocks_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block]
         return _flattened(el, ctx, parent_id)
     ctx.block_depth += 1
     try:
+        if tag_of(el) == "svg":
+            return picture_blocks(el, ctx, parent_id, container_blocks)
         block = block_of(el, ctx, parent_id)
         if block is None:
             return container_blocks(el, ctx, parent_id)
@@ -104,9 +107,15 @@ def container_blocks(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list
         loose.append(el.text)
     for child in el:
         if isinstance(child.tag, str):
-            if _is_block_element(child):
+            if _is_block_element(child, ctx):
                 flush()
                 out.extend(blocks_of(child, ctx, parent_id))
+            elif tag_of(child) == "svg":
+                # a box of text is blocks in place; a drawing's labels are not read (pictures.py)
+                boxed = blocks_of(child, ctx, parent_id)
+                if boxed:
+                    flush()
+                    out.extend(boxed)
             elif not _skipped(child):
                 loose.append(child)
         if child.tail and child.tail.strip():
@@ -126,12 +135,19 @@ def _skipped(el: HtmlElement) -> bool:
     return tag_of(el) in _SKIP_TAGS or bool(classes(el) & _SKIP) or is_chrome(el)
 
 
-def _is_block_element(el: HtmlElement) -> bool:
+def _is_block_element(el: HtmlElement, ctx: ParseContext) -> bool:
     tag = tag_of(el)
     if tag in _SKIP_TAGS or is_chrome(el):
         return True
     cls = classes(el)
-    if cls & _SKIP or (cls & _TRANSPARENT and tag in ("div", "figure", "section")):
+    if cls & _SKIP:
+        return True
+    if tag == "span":
+        # a tabular among blocks is a table whatever its tags; in a picture, spans are blocks
+        return "ltx_tabular" in cls or (
+            ctx.picture_depth > 0 and not cls.isdisjoint(PICTURE_BLOCKS)
+        )
+    if cls & _TRANSPARENT and tag in ("div", "figure", "section"):
         return True
     if tag in (
         "p",
@@ -182,7 +198,7 @@ def block_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Block | None
         return parse_equation(el, ctx, parent_id)
     if is_float(el) and (tag == "figure" or not cls & {"ltx_flex_figure", "ltx_figure_panel"}):
         return parse_float(el, ctx, parent_id, blocks_of)
-    if tag == "table" and "ltx_tabular" in cls:
+    if is_tabular(tag, cls):
         return parse_tabular(el, ctx, parent_id)
     if "ltx_theorem" in cls or "ltx_proof" in cls:
         return _theorem(el, cls, ctx, parent_id)

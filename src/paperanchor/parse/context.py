@@ -32,6 +32,8 @@ class ParseContext:
     """Whether the citation being read has brackets or parentheses of its own."""
     block_depth: int = 0
     inline_depth: int = 0
+    picture_depth: int = 0
+    """How many pictures' foreignObjects are being read, where spans are blocks."""
     _positional: dict[str, int] = field(default_factory=dict)
 
     def positional_id(self, parent_id: str, marker: str = "b") -> str:

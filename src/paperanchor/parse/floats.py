@@ -10,14 +10,25 @@ from typing import Any
 from paperanchor.parse.context import MAX_BLOCK_DEPTH, BlocksOf, ParseContext
 from paperanchor.parse.dom import HtmlElement, children, classes, is_chrome, tag_of, text_of
 from paperanchor.parse.inline import inline_of
+from paperanchor.parse.pictures import text_boxes
 from paperanchor.tree import Block, Figure, Inline, Table
 
 _TAG_WORD = re.compile(r"^[^\W\d_]+\.?\s+(?=\S)")
 _FLOAT_CLASSES = frozenset({"ltx_figure", "ltx_table", "ltx_float"})
+# A tabular inside inline content (`\resizebox`, `\scalebox`, `\rotatebox`, a tabular in a
+# paragraph or a cell) is written with spans: `span.ltx_tabular` > `span.ltx_tr` > `span.ltx_td`,
+# its row groups `span.ltx_thead`/`ltx_tbody`, its spans as `ltx_rowspan_N`/`ltx_colspan_N`.
+_ROW_GROUPS = {"ltx_thead": "thead", "ltx_tbody": "tbody", "ltx_tfoot": "tfoot"}
+_SPAN_CLASS = re.compile(r"\bltx_(row|col)span_(\d{1,7})\b")
 
 
 def is_float(el: HtmlElement) -> bool:
     return tag_of(el) == "figure" or not classes(el).isdisjoint(_FLOAT_CLASSES)
+
+
+def is_tabular(tag: str, cls: frozenset[str]) -> bool:
+    """A tabular, whether LaTeXML wrote it as a `table` or, inside inline content, as spans."""
+    return "ltx_tabular" in cls and tag in ("table", "span")
 
 
 def number_of(tag_text: str) -> str | None:
@@ -32,6 +43,8 @@ class _Parts:
     caption: HtmlElement | None = None
     nested: list[HtmlElement] = field(default_factory=list)
     tabulars: list[HtmlElement] = field(default_factory=list)
+    boxes: list[HtmlElement] = field(default_factory=list)
+    """Tabulars and pictures that are boxes of text, in document order: a figure's blocks."""
     images: list[HtmlElement] = field(default_factory=list)
     """Images of the float itself: not in a cell, a caption or a nested float."""
 
@@ -51,8 +64,11 @@ def _parts(el: HtmlElement) -> _Parts:
                 found.caption = node
         elif tag == "figure" or not cls.isdisjoint(_FLOAT_CLASSES):
             found.nested.append(node)
-        elif tag == "table" and "ltx_tabular" in cls:
+        elif is_tabular(tag, cls):
             found.tabulars.append(node)
+            found.boxes.append(node)
+        elif tag == "svg" and text_boxes(node):
+            found.boxes.append(node)  # its text is read as blocks, a drawing is looked into
         elif tag == "img":
             found.images.append(node)
         elif tag != "math" and not is_chrome(node):
@@ -144,16 +160,20 @@ def parse_float(
             (c.removeprefix("ltx_float_") for c in cls if c.startswith("ltx_float_")), "float"
         )
     body: list[Block] = []
-    homes = _tabulars_by_child(el, parts.tabulars)
+    homes = _by_child(el, parts.boxes)
     for child in children(el):
         if tag_of(child) == "figcaption" or is_float(child) or "ltx_caption" in classes(child):
             continue
         if kind == "figure":
-            # A figure's pictures are its images; its content blocks are the tabulars it
-            # holds, however deeply LaTeXML wrapped them (`\resizebox` puts them in spans),
-            # and code listings.
+            # A figure's pictures are its images; its content blocks are the tabulars and
+            # boxes of text it holds, however deeply LaTeXML wrapped them (`\resizebox` puts
+            # them in spans), and code listings.
             if child in homes:
-                body.extend(parse_tabular(t, ctx, float_id) for t in homes[child])
+                for box in homes[child]:
+                    if tag_of(box) == "svg":
+                        body.extend(blocks_of(box, ctx, float_id))
+                    else:
+                        body.append(parse_tabular(box, ctx, float_id))
             elif _has_code(child):
                 body.extend(blocks_of(child, ctx, float_id))
             continue
@@ -174,15 +194,15 @@ def parse_float(
     )
 
 
-def _tabulars_by_child(el: HtmlElement, tabulars: list[HtmlElement]) -> dict[Any, list[Any]]:
-    """Each tabular under the child of `el` that holds it."""
+def _by_child(el: HtmlElement, boxes: list[HtmlElement]) -> dict[Any, list[Any]]:
+    """Each tabular or picture under the child of `el` that holds it."""
     homes: dict[Any, list[Any]] = {}
-    for tabular in tabulars:
-        node = tabular
+    for box in boxes:
+        node = box
         parent = node.getparent()
         while parent is not None and parent is not el:
             node, parent = parent, parent.getparent()
-        homes.setdefault(node, []).append(tabular)
+        homes.setdefault(node, []).append(box)
     return homes
 
 
@@ -222,13 +242,12 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
         if cut:
             break
         col = 0
-        cells = [c for c in children(row) if tag_of(c) in ("td", "th")]
+        cells = [c for c in children(row) if _is_cell(c)]
         all_th = bool(cells) and all(tag_of(c) == "th" or "ltx_th" in classes(c) for c in cells)
         for cell in cells:
             while (row_index, col) in grid:
                 col += 1
-            rowspan = _span(cell.get("rowspan"))
-            colspan = _span(cell.get("colspan"))
+            rowspan, colspan = _spans(cell)
             allowed = MAX_TABLE_CELLS - steps
             if allowed <= 0:
                 cut = True
@@ -264,15 +283,51 @@ def _span(value: str | None) -> int:
         return 1
 
 
+def _spans(cell: HtmlElement) -> tuple[int, int]:
+    """A cell's rowspan and colspan: its attributes, or a span cell's `ltx_rowspan_N` classes."""
+    rowspan, colspan = cell.get("rowspan"), cell.get("colspan")
+    if rowspan is None and colspan is None and "span_" in (cell.get("class") or ""):
+        for axis, count in _SPAN_CLASS.findall(cell.get("class") or ""):
+            if axis == "row":
+                rowspan = count
+            else:
+                colspan = count
+    return _span(rowspan), _span(colspan)
+
+
+def _is_cell(el: HtmlElement) -> bool:
+    tag = tag_of(el)
+    return tag in ("td", "th") or (tag == "span" and not classes(el).isdisjoint(_SPAN_CELLS))
+
+
+_SPAN_CELLS = frozenset({"ltx_td", "ltx_th"})
+
+
+def _row_group(el: HtmlElement) -> str | None:
+    """`thead`, `tbody` or `tfoot` for a row group of either form, else None."""
+    tag = tag_of(el)
+    if tag in ("thead", "tbody", "tfoot"):
+        return tag
+    if tag == "span":
+        return next((_ROW_GROUPS[c] for c in classes(el) if c in _ROW_GROUPS), None)
+    return None
+
+
+def _is_row(el: HtmlElement) -> bool:
+    tag = tag_of(el)
+    return tag == "tr" or (tag == "span" and "ltx_tr" in classes(el))
+
+
 def _table_rows(tabular: HtmlElement) -> Iterator[tuple[str, HtmlElement]]:
     for child in children(tabular):
-        tag = tag_of(child)
-        if tag == "tr":
+        if _is_row(child):
             yield "tbody", child
-        elif tag in ("thead", "tbody", "tfoot"):
+            continue
+        group = _row_group(child)
+        if group is not None:
             for row in children(child):
-                if tag_of(row) == "tr":
-                    yield tag, row
+                if _is_row(row):
+                    yield group, row
 
 
 def parse_tabular(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Table:

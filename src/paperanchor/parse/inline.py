@@ -16,6 +16,7 @@ from paperanchor.parse.dom import (
     squash,
     text_of,
 )
+from paperanchor.parse.pictures import text_boxes
 from paperanchor.render.escape import (
     destination,
     escape_label,
@@ -26,7 +27,8 @@ from paperanchor.render.escape import (
 )
 from paperanchor.tree import Footnote, Inline
 
-_SKIP_TAGS = CHROME_TAGS | {"svg"}
+_SKIP_TAGS = CHROME_TAGS
+_SPAN_CELLS = frozenset({"ltx_td", "ltx_th"})
 _EMPHASIS = (
     ("ltx_font_bold", "**"),
     ("ltx_font_italic", "*"),
@@ -134,7 +136,7 @@ def _content(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
 
 # What an element is to the inline walk, by its tag and class attribute (a page repeats a few
 # hundred of those pairs: the decision is cached, not remade for each element).
-_PLAIN, _SKIPPED, _MATH, _NOTE, _BR, _IMG, _CITE, _LINK, _CELL = range(9)
+_PLAIN, _SKIPPED, _MATH, _NOTE, _BR, _IMG, _CITE, _LINK, _CELL, _PICTURE = range(10)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -145,11 +147,15 @@ def _kind(raw_tag: str, class_value: str | None) -> tuple[int, str | None]:
         return _SKIPPED, None
     if tag == "math":
         return _MATH, None
+    if tag == "svg":
+        return _PICTURE, None
     if "ltx_note" in cls:
         return _NOTE, None
     simple = {"br": _BR, "img": _IMG, "cite": _CITE, "a": _LINK, "td": _CELL, "th": _CELL}
     if tag in simple:
         return simple[tag], None
+    if tag == "span" and not cls.isdisjoint(_SPAN_CELLS):
+        return _CELL, None  # a cell of a tabular written in spans (floats._SPAN_CELLS)
     marker = _TAG_EMPHASIS.get(tag)
     if marker is None:
         marker = next((candidate for name, candidate in _EMPHASIS if name in cls), None)
@@ -223,6 +229,13 @@ def _markup(
         out.add(" ")
         _content(el, ctx, out, skip)
         out.add(" ")
+        return
+    if kind == _PICTURE:
+        # a box of text inside a line or a cell keeps its words there; a drawing has none
+        for box in text_boxes(el):
+            out.add(" ")
+            _content(box, ctx, out, skip)
+            out.add(" ")
         return
     if marker is None:
         _content(el, ctx, out, skip)
