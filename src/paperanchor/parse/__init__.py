@@ -102,6 +102,7 @@ def parse_document(html: bytes | str, base_url: str = "") -> Document:
         base_url=effective_base,
         section_errors=count_section_errors(page.errors),
         bib_numbers=_bib_numbers(document, raw),
+        abstract=page.abstract,
     )
     try:
         return _document(page, document, ctx, effective_base)

@@ -64,7 +64,7 @@ def is_section(el: HtmlElement) -> bool:
 
 def blocks_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block]:
     """The blocks an element stands for: itself if it is a block, else its children's."""
-    if _skipped(el):
+    if _skipped(el) or not ctx.first_reading(el):
         return []
     if ctx.block_depth >= MAX_BLOCK_DEPTH:
         return _flattened(el, ctx, parent_id)

@@ -108,7 +108,11 @@ def parse_float(
     if ctx.block_depth < MAX_BLOCK_DEPTH:  # panels of panels of … on a hostile page end here
         ctx.block_depth += 1
         try:
-            panels = tuple(parse_float(node, ctx, float_id, blocks_of) for node in parts.nested)
+            panels = tuple(
+                parse_float(node, ctx, float_id, blocks_of)
+                for node in parts.nested
+                if ctx.first_reading(node)
+            )
         finally:
             ctx.block_depth -= 1
     # A figure's pictures are its images wherever LaTeXML laid them out (a tabular of
