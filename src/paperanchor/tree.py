@@ -78,6 +78,8 @@ class Figure:
     images: tuple[str, ...]
     panels: tuple[Figure | Table, ...] = ()
     blocks: tuple[Block, ...] = ()
+    notes: tuple[str, ...] = ()
+    """Footnotes its caption references (a footnote in a caption is printed with its section)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +98,8 @@ class Table:
     is_float: bool = True
     cut: bool = False
     """Whether the grid reached the parser's cap (100,000 cells) and later rows were left out."""
+    notes: tuple[str, ...] = ()
+    """Footnotes its caption and cells reference."""
 
 
 @dataclass(frozen=True, slots=True)

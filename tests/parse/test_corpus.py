@@ -13,12 +13,14 @@ from paperanchor.tree import Equation, Figure, Section, Table
 from tests.corpus_pages import (
     FAILED_PAGES,
     HTML_PAPER_PAGES,
+    PAIR_PAGES,
     PAPER_PAGES,
     has_class,
     manifest,
     page_root,
     parsed,
 )
+from tests.parse.reader_probe import probe
 
 MATHML_LEAKS = ("italic_", "start_POSTSUPERSCRIPT", "start_POSTSUBSCRIPT", "end_POSTSUBSCRIPT")
 CHROME = (
@@ -150,3 +152,27 @@ def test_a_conversion_that_died_before_the_body_is_a_failed_rendering(name: str)
 def test_every_other_page_is_a_paper_whose_quality_follows_its_conversion_errors(name: str) -> None:
     document = parsed(name)
     assert document.quality == ("degraded" if document.errors else "ok")
+
+
+# The probe as strict as a reader (tests/parse/reader_probe.py names what it does not look at,
+# and why): every paragraph's text run, table cell of any table kind, caption, list item,
+# theorem heading, footnote, text inside a picture, acknowledgement and bibliography entry of
+# the page has its words, in order, in what `read` gives of its section.
+@pytest.mark.parametrize("name", PAPER_PAGES + PAIR_PAGES)
+def test_every_text_bearing_element_has_its_words_in_order_in_the_read_of_its_section(
+    name: str,
+) -> None:
+    found = probe(_paper(name), page_root(name))
+    assert sum(found.elements.values()) > 0
+    missing = [
+        f"{m.kind} {m.element_id or '?'} in {m.section or 'the paper'}: "
+        f"{m.missing} of {m.total} words ({m.sample[:60]})"
+        for m in found.misses
+    ]
+    assert missing == []
+
+
+@pytest.mark.parametrize("name", PAPER_PAGES + PAIR_PAGES)
+def test_every_bibliography_label_is_the_one_the_page_prints(name: str) -> None:
+    found = probe(_paper(name), page_root(name))
+    assert found.label_misses == []

@@ -76,16 +76,17 @@ def _parts(el: HtmlElement) -> _Parts:
     return found
 
 
-def _caption(node: HtmlElement | None, ctx: ParseContext) -> tuple[str, Inline]:
+def _caption(node: HtmlElement | None, ctx: ParseContext) -> tuple[str, Inline, tuple[str, ...]]:
+    """The caption's printed tag, its content and the footnotes it references."""
     if node is None:
-        return "", Inline("", "")
+        return "", Inline("", ""), ()
     tag_text = ""
     for sub in node.iter():
         if "ltx_tag" in classes(sub):
             tag_text = text_of(sub)
             break
-    caption, _c, _n = inline_of(node, ctx, skip=frozenset({"ltx_tag"}))
-    return tag_text, caption
+    caption, _c, notes = inline_of(node, ctx, skip=frozenset({"ltx_tag"}))
+    return tag_text, caption, notes
 
 
 def _images(
@@ -103,7 +104,7 @@ def parse_float(
     cls = classes(el)
     float_id = el.get("id") or ctx.positional_id(parent_id, "fl")
     parts = _parts(el)
-    tag_text, caption = _caption(parts.caption, ctx)
+    tag_text, caption, notes = _caption(parts.caption, ctx)
     panels: tuple[Figure | Table, ...] = ()
     if ctx.block_depth < MAX_BLOCK_DEPTH:  # panels of panels of … on a hostile page end here
         ctx.block_depth += 1
@@ -132,6 +133,7 @@ def parse_float(
         header = 0
         cut = False
         total = 0
+        cell_notes: list[str] = []
         for index, tabular in enumerate(parts.tabulars):
             if total >= MAX_TABLE_CELLS:
                 cut = True  # many tabulars in one float: the cap holds for them together
@@ -141,6 +143,7 @@ def parse_float(
                 header = cells.header_rows
             rows.extend(cells.text_rows)
             md_rows.extend(cells.md_rows)
+            cell_notes.extend(cells.notes)
             total += sum(len(row) for row in cells.text_rows)
             cut = cut or cells.cut
         return Table(
@@ -155,6 +158,7 @@ def parse_float(
             panels,
             is_float=not table_panel,
             cut=cut,
+            notes=tuple(dict.fromkeys((*notes, *cell_notes))),
         )
     kind = "figure"
     if "ltx_float_algorithm" in cls:
@@ -195,6 +199,7 @@ def parse_float(
         images,
         panels,
         tuple(body),
+        notes,
     )
 
 
@@ -230,6 +235,8 @@ class Cells:
     header_rows: int
     cut: bool
     """Whether the grid reached MAX_TABLE_CELLS and its later rows were left out."""
+    notes: list[str]
+    """Footnotes the cells reference, in order."""
 
 
 def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
@@ -242,6 +249,7 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
     counting_header = True
     steps = 0
     cut = False
+    notes: list[str] = []
     for row_index, (section, row) in enumerate(_table_rows(tabular)):
         if cut:
             break
@@ -261,7 +269,8 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
                 colspan = min(colspan, allowed)
                 rowspan = max(1, min(rowspan, allowed // colspan))
             steps += rowspan * colspan
-            content, _c, _n = inline_of(cell, ctx, cell=True)
+            content, _c, cell_notes = inline_of(cell, ctx, cell=True)
+            notes.extend(cell_notes)
             value = (content.text, content.markdown)
             for dr in range(rowspan):
                 for dc in range(colspan):
@@ -277,7 +286,7 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
         n_rows, cut = MAX_TABLE_CELLS // n_cols, True
     text_rows = [tuple(grid.get((r, c), ("", ""))[0] for c in range(n_cols)) for r in range(n_rows)]
     md_rows = [tuple(grid.get((r, c), ("", ""))[1] for c in range(n_cols)) for r in range(n_rows)]
-    return Cells(text_rows, md_rows, min(header_rows, n_rows), cut)
+    return Cells(text_rows, md_rows, min(header_rows, n_rows), cut, notes)
 
 
 def _span(value: str | None) -> int:
@@ -348,4 +357,5 @@ def parse_tabular(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Table:
         cells.header_rows,
         is_float=False,
         cut=cells.cut,
+        notes=tuple(dict.fromkeys(cells.notes)),
     )

@@ -216,7 +216,7 @@ def notes_in(blocks: Iterable[Node]) -> list[str]:
     """Footnote ids referenced inside blocks, in order, once each."""
     found: dict[str, None] = {}
     for visit in walk(blocks):
-        if isinstance(visit.node, Text):
+        if isinstance(visit.node, Text | Figure | Table):
             found.update(dict.fromkeys(visit.node.notes))
     return list(found)
 
