@@ -158,21 +158,23 @@ def _effective_base(base_url: str, base_href: str | None) -> str:
 
 
 def _document(page: PageScan, document: HtmlElement, ctx: ParseContext, base: str) -> Document:
+    title = parse_title(page.title, document, ctx)
     abstract = parse_abstract(page.abstract, ctx, blocks_of)
     blocks = tuple(_body(document, ctx))
+    errors = len(page.errors) + ctx.residue
     if _died_before_the_body(abstract, blocks, document):
         # what is left of the page is error residue, not the paper: nothing to offer as text
         quality, blocks = "failed", ()
     else:
-        quality = "degraded" if page.errors else "ok"
+        quality = "degraded" if errors else "ok"
     return Document(
-        title=parse_title(page.title, document, ctx),
+        title=title,
         authors=parse_authors(page.authors),
         abstract=abstract,
         keywords=parse_keywords(page.keywords, ctx),
         blocks=blocks,
         footnotes=dict(ctx.footnotes),
-        errors=len(page.errors),
+        errors=errors,
         base_url=base,
         generator=page.generator,
         quality=quality,
@@ -219,18 +221,18 @@ def _body(document: HtmlElement, ctx: ParseContext) -> list[Block]:
     out: list[Block] = []
     loose: list[Block] = []
     runs = 0
+    residue = ctx.residue
 
     def flush() -> None:
-        nonlocal runs
+        nonlocal runs, residue
         if loose:
             runs += 1
             section_id = "body" if runs == 1 else f"body.{runs}"
-            out.append(
-                Section(
-                    section_id, "body", None, "", Inline("Main text", "Main text"), 1, tuple(loose)
-                )
-            )
+            title = Inline("Main text", "Main text")
+            errors = ctx.residue - residue
+            out.append(Section(section_id, "body", None, "", title, 1, tuple(loose), errors))
             loose.clear()
+        residue = ctx.residue
 
     for child in children(document):
         cls = classes(child)
@@ -239,6 +241,7 @@ def _body(document: HtmlElement, ctx: ParseContext) -> list[Block]:
         if section_kind(child) is not None:
             flush()
             out.extend(blocks_of(child, ctx, ""))
+            flush()  # the section counted its own debris
         else:
             loose.extend(blocks_of(child, ctx, "body"))
     flush()
