@@ -9,8 +9,9 @@ import pytest
 
 from paperanchor.parse import parse_document
 from paperanchor.render.markdown import join, node_chunks
+from paperanchor.service import LocalPaper, Paper, references
 from paperanchor.tree import Document, Section, walk
-from tests.corpus_pages import has_class, page_root, parsed
+from tests.corpus_pages import fixture_path, has_class, page_root, parsed
 
 ACKNOWLEDGING = [
     "html/1307.8133.arxmliv.html",
@@ -142,3 +143,40 @@ def test_an_ampersand_inside_an_affiliation_never_separates_authors() -> None:
 )
 def test_the_pages_own_author_separators_still_split_authors(name: str, authors: int) -> None:
     assert len(parsed(name).authors) == authors
+
+
+def _labels() -> Document:
+    return parse_document(fixture_path("labels").read_bytes(), "https://example.org/")
+
+
+def test_an_alphabetic_label_is_the_printed_label_with_math_as_its_characters() -> None:
+    references = _labels().references
+    assert [(r.number, r.label) for r in references] == [
+        ("HNA+17", "[HNA+17]"),
+        ("KMH+20", "[KMH+20]"),
+        ("Lon23", "[Lon23]"),
+        ("vdBKLM+19", "[vdBKLM+19]"),  # longer than eight characters, never renumbered
+    ]
+
+
+def test_citations_of_alphabetic_labels_print_them_as_the_page_does_in_text_and_cells() -> None:
+    document = _labels()
+    markdown = join(node_chunks(document.sections[0], document))
+    assert "two groups [HNA+17, KMH+20], and" in markdown
+    assert "described later [vdBKLM+19]." in markdown
+    assert "| \\[HNA+17] | 1,200 |" in markdown  # one pair of brackets, the page's
+    assert "FLOATSUPERSCRIPT" not in markdown and "[[" not in markdown
+
+
+@pytest.mark.parametrize("key", ["HNA+17", "[HNA+17]", "bib.bibx1"])
+def test_a_reference_is_found_by_its_printed_label(key: str) -> None:
+    paper = Paper.open(LocalPaper(_labels(), "local/labels", "local/labels"))
+    entry = references(paper, key)
+    assert entry["id"] == "bib.bibx1" and "S1.p1" in entry["citedIn"]
+
+
+def test_an_author_year_entry_is_still_found_by_its_position() -> None:
+    document = parsed("html/2309.15402.ar5iv.html")
+    paper = Paper.open(LocalPaper(document, "local/x", "local/x"))
+    assert references(paper, "[3]")["title"] == document.references[2].title
+    assert document.references[0].label == "Aggarwal et al. (2023)"

@@ -113,6 +113,27 @@ def ampersand_authors(count: int = 50_000) -> bytes:
     return _page(creator + _section("S1", "1", "Text", "<p class='ltx_p'>Body.</p>"))
 
 
+def math_labels(count: int = 2_000) -> bytes:
+    """2,000 bibliography entries whose labels hold 50 math superscripts each, all cited."""
+    math = "<math><semantics><msup><mi></mi><mo>+</mo></msup><annotation>{}^{+}</annotation>"
+    label = "[HNA" + (math + "</semantics></math>") * 50 + "17]"
+    items = "".join(
+        f"<li class='ltx_bibitem' id='bib.bib{i}'><span class='ltx_tag ltx_tag_bibitem'>{label}"
+        f"</span><span class='ltx_bibblock'>Entry {i}.</span></li>"
+        for i in range(count)
+    )
+    cites = "".join(
+        f"<cite class='ltx_cite'>[<a class='ltx_ref' href='#bib.bib{i}'>HNA{math}"
+        "</semantics></math>17</a>]</cite> "
+        for i in range(count)
+    )
+    body = _section("S1", "1", "Cites", f"<p class='ltx_p'>{cites}</p>") + (
+        "<section class='ltx_bibliography' id='bib'><h2 class='ltx_title'>References</h2>"
+        f"<ul class='ltx_biblist'>{items}</ul></section>"
+    )
+    return _page(body)
+
+
 def _section(section_id: str, number: str, title: str, body: str) -> str:
     return (
         f"<section class='ltx_section' id='{section_id}'><h2 class='ltx_title ltx_title_section'>"
@@ -132,6 +153,7 @@ PAGES: dict[str, Callable[[], bytes]] = {
     "debris-text": debris_text,
     "loose-acknowledgements": loose_acknowledgements,
     "ampersand-authors": ampersand_authors,
+    "math-labels": math_labels,
 }
 
 

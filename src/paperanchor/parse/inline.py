@@ -13,6 +13,7 @@ from paperanchor.parse.dom import (
     HtmlElement,
     classes,
     math_tex,
+    printed_text,
     squash,
     text_of,
 )
@@ -323,6 +324,16 @@ def _link(
         # in brackets when the citation has none of its own.
         number = entry[0] if ctx.cite_bracketed else f"[{entry[0]}]"
         out.add_inner(number, number, inner)
+        return
+    if (
+        entry is not None
+        and inner.markup
+        and _alnum(printed := printed_text(el)) == _alnum(entry[1])
+    ):
+        # an alphabetic label with math in it ("HNA" + `{}^{+}` + "17") prints as the
+        # bibliography prints it: its characters, "HNA+17"
+        label = escape_text(printed)
+        out.add_inner(label, printed, inner)
         return
     url = None if internal else safe_url(href)
     if url is None or not md:
