@@ -9,7 +9,7 @@ import pytest
 
 from paperanchor.parse import parse_document
 from paperanchor.render.markdown import join, node_chunks
-from paperanchor.service import LocalPaper, Paper, references
+from paperanchor.service import LocalPaper, Paper, figure, outline, read, references
 from paperanchor.tree import Document, Section, walk
 from tests.corpus_pages import fixture_path, has_class, page_root, parsed
 
@@ -180,3 +180,30 @@ def test_an_author_year_entry_is_still_found_by_its_position() -> None:
     paper = Paper.open(LocalPaper(document, "local/x", "local/x"))
     assert references(paper, "[3]")["title"] == document.references[2].title
     assert document.references[0].label == "Aggarwal et al. (2023)"
+
+
+@pytest.mark.parametrize(
+    ("name", "algorithm", "figure_id"),
+    [("fixture", "algorithm1", "S2.F1"), ("html/2403.16952v1.arxiv.html", "alg1", "S1.F1")],
+)
+def test_an_algorithm_is_its_own_kind_found_by_its_printed_label_never_as_a_figure(
+    name: str, algorithm: str, figure_id: str
+) -> None:
+    document = _labels() if name == "fixture" else parsed(name)
+    paper = Paper.open(LocalPaper(document, "local/x", "local/x"))
+    for label in ("Algorithm 1", "Alg. 1", "algorithm 1", algorithm):
+        answer = figure(paper, label)
+        assert (answer["kind"], answer["id"], answer["number"]) == ("algorithm", algorithm, "1")
+    for label in ("Figure 1", "Fig. 1"):
+        assert figure(paper, label)["id"] == figure_id
+    lines = read(paper, "Algorithm 1", 8000).markdown
+    assert "**Algorithm 1" in lines and "\n```\n" in lines  # its lines kept as code
+
+
+def test_the_outline_counts_algorithms_apart_from_figures() -> None:
+    counts = outline(Paper.open(LocalPaper(parsed("html/2403.16952v1.arxiv.html"), "l/x", "l/x")))
+    page = page_root("html/2403.16952v1.arxiv.html")
+    algorithms = page.xpath(f"//figure[{has_class('ltx_float_algorithm')}]")
+    figures = page.xpath(f"//figure[{has_class('ltx_figure')}][not(ancestor::figure)]")
+    assert counts["counts"]["algorithms"] == len(algorithms) == 2
+    assert counts["counts"]["figures"] == len(figures)
