@@ -288,3 +288,31 @@ def test_debug_prints_the_traceback_that_names_the_cause() -> None:
     assert result.stderr.startswith("internal: unexpected ValidationError")
     assert "Traceback (most recent call last):" in result.stderr
     assert "PAPERANCHOR_PORT must be 0-65535, got 70000" in result.stderr
+
+
+ABSTRACT_ONLY = (
+    "<html><body><article class='ltx_document'><h1 class='ltx_title ltx_title_document'>Only an"
+    " abstract</h1><div class='ltx_abstract'><h6 class='ltx_title'>Abstract</h6>"
+    "<p class='ltx_p'>We study revisions of preprints at length.</p></div>"
+    "<div class='ltx_para'><p class='ltx_p'>August 24, 2026</p></div></article></body></html>"
+)
+
+
+@pytest.mark.parametrize(
+    ("page", "quality"),
+    [("full", "degraded"), ("abstract-only", "failed"), ("short", None)],
+)
+def test_the_text_outline_says_degraded_or_failed_on_its_first_lines(
+    page: str, quality: str | None, tmp_path: Path
+) -> None:
+    path = fixture_path(page)
+    if page == "abstract-only":
+        path = tmp_path / "abstract-only.html"
+        path.write_text(ABSTRACT_ONLY, encoding="utf-8")
+    result = run("outline", str(path))
+    assert result.returncode == 0, result.stderr
+    first_lines = result.stdout.splitlines()[:3]
+    said = [q for q in ("degraded", "failed") if any(q in line for line in first_lines)]
+    assert said == ([quality] if quality else [])
+    as_json = json.loads(run("outline", str(path), "--json").stdout)
+    assert as_json["quality"] == (quality or "ok")

@@ -720,6 +720,36 @@ def test_a_failed_rendering_no_source_betters_is_served_as_failed_and_never_cach
     assert cache_entries(tmp_path) == {}
 
 
+ABSTRACT_ONLY = (
+    b"<!DOCTYPE html><html><head><title>Only an abstract</title></head><body>"
+    b"<article class='ltx_document'><h1 class='ltx_title ltx_title_document'>Only an abstract"
+    b"</h1><div class='ltx_abstract'><h6 class='ltx_title'>Abstract</h6><p class='ltx_p'>We "
+    b"study revisions of preprints at length.</p></div><div class='ltx_para'><p class='ltx_p'>"
+    b"August 24, 2026</p></div></article></body></html>"
+)
+
+
+def test_an_abstract_only_rendering_is_passed_over_for_a_whole_one(replay, tmp_path):
+    replay.script("/html/2409.00002v1", page(ABSTRACT_ONLY))
+    replay.script("/ar5iv/html/2409.00002", page(_fixture_page("short")))
+
+    loaded = asyncio.run(load(replay.settings(tmp_path), "2409.00002v1"))
+
+    assert loaded.source == "ar5iv" and loaded.document.quality == "ok"
+    assert replay.paths() == ["/html/2409.00002v1", "/ar5iv/html/2409.00002"]
+
+
+def test_an_abstract_only_rendering_no_source_betters_keeps_its_abstract(replay, tmp_path):
+    replay.script("/html/2409.00003", page(ABSTRACT_ONLY))
+
+    loaded = asyncio.run(load(replay.settings(tmp_path), "2409.00003"))
+
+    assert loaded.document.quality == "failed"
+    assert loaded.document.abstract is not None
+    # the PDF was asked last, after ar5iv
+    assert replay.paths() == ["/html/2409.00003", "/ar5iv/html/2409.00003", "/pdf/2409.00003"]
+
+
 def test_a_failed_local_file_is_passed_over_for_the_network(replay, tmp_path, corpus):
     local = _local_dir(tmp_path, corpus, {"2501.11120v1.html": FAILED_PAGE})
 

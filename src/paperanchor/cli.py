@@ -93,7 +93,8 @@ def _show_outline(result: dict[str, Any]) -> None:
     print(result["title"])
     if result["authors"]:
         print(", ".join(result["authors"]))
-    print(f"{result['idv']} · {result['source']} · {result['tokens']} tokens")
+    quality = "" if result["quality"] == "ok" else f" · {result['quality']}"
+    print(f"{result['idv']} · {result['source']} · {result['tokens']} tokens{quality}")
     if result["tldr"]:
         print(f"\nTL;DR: {result['tldr']}")
     print()

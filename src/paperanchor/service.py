@@ -343,6 +343,7 @@ def _section_json(paper: Paper, section: Section) -> shapes.Section:
 def counts(document: Document) -> shapes.Counts:
     """Counts of SPEC §5; `sections` counts structural sections, paragraph units included."""
     tally = {"sections": 0, "paragraphs": 0, "figures": 0, "tables": 0, "equations": 0}
+    tally["algorithms"] = 0
     for visit in walk(document.roots()):
         node = visit.node
         if isinstance(node, Section):
@@ -358,6 +359,7 @@ def counts(document: Document) -> shapes.Counts:
             # a figure's panels are parts of it, not figures of their own
             panel = isinstance(visit.parent, Figure | Table)
             tally["figures"] += 1 if node.kind == "figure" and not panel else 0
+            tally["algorithms"] += 1 if node.kind == "algorithm" and not panel else 0
     return {
         "sections": tally["sections"],
         "paragraphs": tally["paragraphs"],
@@ -366,6 +368,7 @@ def counts(document: Document) -> shapes.Counts:
         "equations": tally["equations"],
         "references": len(document.references),
         "errors": document.errors,
+        "algorithms": tally["algorithms"],
     }
 
 

@@ -45,6 +45,7 @@ class Counts(TypedDict):
     equations: int
     references: int
     errors: int
+    algorithms: int  # additive: algorithm floats, which `figures` does not count
 
 
 @with_config(SHAPE)
@@ -172,7 +173,7 @@ class Table(TypedDict):
 
 @with_config(SHAPE)
 class Figure(TypedDict):
-    kind: Literal["figure"]
+    kind: Literal["figure", "algorithm"]
     id: str
     number: str | None
     caption: str

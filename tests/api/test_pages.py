@@ -366,6 +366,7 @@ def test_the_landing_page_lists_the_local_papers_and_those_read_recently(server,
     assert listed == {
         "/local/authoryear": "How Often Do Equations Change Between Preprint Versions?",
         "/local/full": "Stable Paragraph Identifiers Across Manuscript Revisions",
+        "/local/labels": "Counting Revisions with Alphabetic Citations",
         "/hep-th/9901001v2": "Sparse Anchoring for Incremental Document Alignment",
         "/local/short": "Sparse Anchoring for Incremental Document Alignment",
         "/local/xss": "On Escaping: <script>alert(1)</script>",

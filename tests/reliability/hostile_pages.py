@@ -123,6 +123,53 @@ def quadratic_base() -> bytes:
     return _page(_section("S1", "1", "Base", "<p class='ltx_p'>Body.</p>"), head=head)
 
 
+def debris_text() -> bytes:
+    """200 KB of backslashes and control words in one paragraph, then 20,000 conversion errors
+    each followed by an option bracket that never closes: the debris rules' worst inputs."""
+    words = "\\" * 100_000 + " \\@x@y" * 10_000
+    errors = "<span class='ltx_ERROR undefined'>\\foo</span>[" * 20_000
+    body = f"<p class='ltx_p'>{words}</p><p class='ltx_p'>{errors}</p>"
+    return _page(_section("S1", "1", "Debris", body))
+
+
+def loose_acknowledgements(count: int = 50_000) -> bytes:
+    """Acknowledgements written straight into their element: 50,000 runs of text and spans."""
+    runs = "We thank <span class='ltx_text'>someone</span> and " * count
+    body = f"<div class='ltx_acknowledgements'>{runs}</div>"
+    return _page(body)
+
+
+def ampersand_authors(count: int = 50_000) -> bytes:
+    """One author block of 50,000 ampersands and line breaks: the author separator's worst."""
+    name = "Ada Lovelace<br class='ltx_break'>" + "&amp;x &amp; y<br class='ltx_break'>" * count
+    creator = (
+        "<div class='ltx_authors'><span class='ltx_creator ltx_role_author'>"
+        f"<span class='ltx_personname'>{name}</span></span></div>"
+    )
+    return _page(creator + _section("S1", "1", "Text", "<p class='ltx_p'>Body.</p>"))
+
+
+def math_labels(count: int = 2_000) -> bytes:
+    """2,000 bibliography entries whose labels hold 50 math superscripts each, all cited."""
+    math = "<math><semantics><msup><mi></mi><mo>+</mo></msup><annotation>{}^{+}</annotation>"
+    label = "[HNA" + (math + "</semantics></math>") * 50 + "17]"
+    items = "".join(
+        f"<li class='ltx_bibitem' id='bib.bib{i}'><span class='ltx_tag ltx_tag_bibitem'>{label}"
+        f"</span><span class='ltx_bibblock'>Entry {i}.</span></li>"
+        for i in range(count)
+    )
+    cites = "".join(
+        f"<cite class='ltx_cite'>[<a class='ltx_ref' href='#bib.bib{i}'>HNA{math}"
+        "</semantics></math>17</a>]</cite> "
+        for i in range(count)
+    )
+    body = _section("S1", "1", "Cites", f"<p class='ltx_p'>{cites}</p>") + (
+        "<section class='ltx_bibliography' id='bib'><h2 class='ltx_title'>References</h2>"
+        f"<ul class='ltx_biblist'>{items}</ul></section>"
+    )
+    return _page(body)
+
+
 def _section(section_id: str, number: str, title: str, body: str) -> str:
     return (
         f"<section class='ltx_section' id='{section_id}'><h2 class='ltx_title ltx_title_section'>"
@@ -141,6 +188,10 @@ PAGES: dict[str, Callable[[], bytes]] = {
     "deep-quotes": deep_quotes,
     "deep-sections": deep_sections,
     "quadratic-base": quadratic_base,
+    "debris-text": debris_text,
+    "loose-acknowledgements": loose_acknowledgements,
+    "ampersand-authors": ampersand_authors,
+    "math-labels": math_labels,
 }
 
 

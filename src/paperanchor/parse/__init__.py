@@ -24,7 +24,7 @@ from paperanchor.parse.front import (
 from paperanchor.parse.scan import PageScan, scan
 from paperanchor.parse.sections import count_section_errors, section_kind
 from paperanchor.parse.version import parser_version
-from paperanchor.tree import Block, Document, Inline, Section
+from paperanchor.tree import Block, Document, Inline, Section, Text, walk
 
 # Cached papers of another version are rebuilt; it follows the parser's code (parse/version.py).
 PARSER_VERSION = parser_version()
@@ -159,21 +159,27 @@ def _effective_base(base_url: str, base_href: str | None) -> str:
 
 
 def _document(page: PageScan, document: HtmlElement, ctx: ParseContext, base: str) -> Document:
+    title = parse_title(page.title, document, ctx)
     abstract = parse_abstract(page.abstract, ctx, blocks_of)
     blocks = tuple(_body(document, ctx))
+    errors = len(page.errors) + ctx.residue
     if _died_before_the_body(abstract, blocks, document):
         # what is left of the page is error residue, not the paper: nothing to offer as text
         quality, blocks = "failed", ()
+    elif _abstract_only(abstract, blocks):
+        # the abstract is kept (the library serves it when no source has better), but the
+        # body is missing: another source is asked for the paper (SPEC §3, Quality)
+        quality = "failed"
     else:
-        quality = "degraded" if page.errors else "ok"
+        quality = "degraded" if errors else "ok"
     return Document(
-        title=parse_title(page.title, document, ctx),
+        title=title,
         authors=parse_authors(page.authors),
         abstract=abstract,
         keywords=parse_keywords(page.keywords, ctx),
         blocks=blocks,
         footnotes=dict(ctx.footnotes),
-        errors=len(page.errors),
+        errors=errors,
         base_url=base,
         generator=page.generator,
         quality=quality,
@@ -198,6 +204,29 @@ def _died_before_the_body(
     return _text_without_errors(document, FAILED_TEXT_CHARS) < FAILED_TEXT_CHARS
 
 
+# What a paper's body is not: a bibliography or acknowledgements alone, the conversion's body
+# runs of furniture (a date, an empty table), or text outside any paragraph.
+_NOT_BODY = frozenset({"body", "bibliography", "acknowledgements"})
+
+
+def _abstract_only(abstract: Section | None, blocks: tuple[Block, ...]) -> bool:
+    """An abstract and no section or paragraph of the body (a title page's date or an empty
+    table is no body: fewer than FAILED_TEXT_CHARS of text outside sections): a conversion
+    that stopped after the abstract, not the paper."""
+    if abstract is None:
+        return False
+    size = 0
+    for visit in walk(blocks):
+        node = visit.node
+        if isinstance(node, Section) and node.kind not in _NOT_BODY:
+            return False
+        if isinstance(node, Text) and visit.section is not None and visit.section.kind == "body":
+            size += len(node.content.text)
+            if size >= FAILED_TEXT_CHARS:
+                return False
+    return True
+
+
 def _text_without_errors(document: HtmlElement, enough: int) -> int:
     """Characters of text outside `ltx_ERROR` elements and chrome, counted up to `enough`."""
     size = 0
@@ -220,18 +249,18 @@ def _body(document: HtmlElement, ctx: ParseContext) -> list[Block]:
     out: list[Block] = []
     loose: list[Block] = []
     runs = 0
+    residue = ctx.residue
 
     def flush() -> None:
-        nonlocal runs
+        nonlocal runs, residue
         if loose:
             runs += 1
             section_id = "body" if runs == 1 else f"body.{runs}"
-            out.append(
-                Section(
-                    section_id, "body", None, "", Inline("Main text", "Main text"), 1, tuple(loose)
-                )
-            )
+            title = Inline("Main text", "Main text")
+            errors = ctx.residue - residue
+            out.append(Section(section_id, "body", None, "", title, 1, tuple(loose), errors))
             loose.clear()
+        residue = ctx.residue
 
     for child in children(document):
         cls = classes(child)
@@ -240,6 +269,7 @@ def _body(document: HtmlElement, ctx: ParseContext) -> list[Block]:
         if section_kind(child) is not None:
             flush()
             out.extend(blocks_of(child, ctx, ""))
+            flush()  # the section counted its own debris
         else:
             loose.extend(blocks_of(child, ctx, "body"))
     flush()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from paperanchor.parse.context import ParseContext
-from paperanchor.parse.dom import HtmlElement, children, classes, tag_of, text_of
+from paperanchor.parse.dom import HtmlElement, children, classes, printed_text, tag_of
 from paperanchor.parse.inline import inline_of
 from paperanchor.tree import Bibliography, Inline, Reference
 
@@ -46,15 +46,28 @@ def entry_numbers(biblist: HtmlElement) -> dict[str, tuple[str, str]]:
         position += 1
         item_id = item.get("id")
         if item_id:
-            label = next((text_of(c) for c in children(item) if "ltx_tag" in classes(c)), "")
+            label = next((printed_text(c) for c in children(item) if "ltx_tag" in classes(c)), "")
             numbers[item_id] = (entry_number(label, position), label)
     return numbers
 
 
+# A printed label is one word in brackets or parentheses: "[12]", "(3)", "[HNA+17]",
+# "[vdBKLM+19]" (alpha styles, any length); a label with spaces ("Vaswani et al. (2017)") is
+# an author-year one. Bounded: a longer "word" is no label a reader types.
+_LABEL = re.compile(r"[\[(]?\s*(\S{1,64}?)\s*[\])]?")
+
+
+def _is_author_year(label: str) -> bool:
+    return bool(label) and _LABEL.fullmatch(label) is None
+
+
 def entry_number(label: str, position: int) -> str:
-    """Numeric styles keep their printed number; author-year styles are numbered by position."""
-    author_year = bool(label) and not re.fullmatch(r"\[?\s*[\w.\-]{1,8}\s*\]?", label)
-    return str(position) if author_year else label.strip("[] ") or str(position)
+    """The printed label without its brackets, whatever its form (`12`, `HNA+17`); author-year
+    styles, which print names rather than a label, are numbered by position (SPEC §4)."""
+    match = _LABEL.fullmatch(label) if label else None
+    if match is None:
+        return str(position)
+    return match.group(1).strip("[]()") or str(position)
 
 
 def parse_entry(item: HtmlElement, ctx: ParseContext, position: int) -> Reference:
@@ -64,7 +77,7 @@ def parse_entry(item: HtmlElement, ctx: ParseContext, position: int) -> Referenc
     for child in children(item):
         cls = classes(child)
         if not label and "ltx_tag" in cls:
-            label = text_of(child)
+            label = printed_text(child)
         elif "ltx_bibblock" in cls:
             blocks.append(child)
     if not blocks:
@@ -84,7 +97,7 @@ def reference_of(
     """
     text = " ".join(b.text for b in block_texts if b.text).strip()
     markdown = " ".join(b.markdown for b in block_texts if b.markdown).strip()
-    author_year = bool(label) and not re.fullmatch(r"\[?\s*[\w.\-]{1,8}\s*\]?", label)
+    author_year = _is_author_year(label)
     number = entry_number(label, position)
     arxiv = _first(_ARXIV, [text, *hrefs])
     doi = _doi(text, hrefs)

@@ -6,7 +6,7 @@ import re
 
 from lxml import etree
 
-from paperanchor.parse.context import MAX_BLOCK_DEPTH, ParseContext
+from paperanchor.parse.context import MAX_BLOCK_DEPTH, OwnChild, ParseContext
 from paperanchor.parse.dom import (
     HtmlElement,
     children,
@@ -19,7 +19,7 @@ from paperanchor.parse.dom import (
 )
 from paperanchor.parse.equations import parse_equation, parse_group
 from paperanchor.parse.floats import is_float, is_tabular, parse_float, parse_tabular
-from paperanchor.parse.inline import inline_of, inline_of_elements
+from paperanchor.parse.inline import NOTE_FURNITURE, inline_of, inline_of_elements
 from paperanchor.parse.pictures import PICTURE_BLOCKS, picture_blocks
 from paperanchor.parse.sections import parse_section, section_kind
 from paperanchor.render.escape import escape_text
@@ -53,8 +53,11 @@ _TRANSPARENT = frozenset(
         "ltx_figure_panel",
     }
 )
-# LaTeXML's own furniture that is not content; site chrome is `dom.is_chrome`.
-_SKIP = frozenset({"ltx_pagination", "ltx_rdf", "ltx_listing_data", "ltx_role_newpage"})
+# LaTeXML's own furniture that is not content; site chrome is `dom.is_chrome`. A conversion
+# error holds the undefined macro's name only (counted by the outline, see inline.py).
+_SKIP = frozenset(
+    {"ltx_pagination", "ltx_rdf", "ltx_listing_data", "ltx_role_newpage", "ltx_ERROR"}
+)
 _SKIP_TAGS = frozenset({"hr"})
 
 
@@ -91,8 +94,11 @@ def _flattened(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block
     return [text]
 
 
-def container_blocks(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block]:
-    """Blocks of a container's children, loose inline content kept as text runs."""
+def container_blocks(
+    el: HtmlElement, ctx: ParseContext, parent_id: str, own: OwnChild | None = None
+) -> list[Block]:
+    """Blocks of a container's children, loose inline content kept as text runs; `own`
+    reads the children its caller treats itself (a section's heading and bibliography)."""
     out: list[Block] = []
     loose: list[HtmlElement | str] = []
 
@@ -107,7 +113,11 @@ def container_blocks(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list
         loose.append(el.text)
     for child in el:
         if isinstance(child.tag, str):
-            if _is_block_element(child, ctx):
+            taken = own(child) if own is not None else None
+            if taken is not None:
+                flush()
+                out.extend(taken)
+            elif _is_block_element(child, ctx):
                 flush()
                 out.extend(blocks_of(child, ctx, parent_id))
             elif tag_of(child) == "svg":
@@ -182,7 +192,7 @@ def block_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Block | None
     tag = tag_of(el)
     cls = classes(el)
     if is_section(el):
-        return parse_section(el, ctx, parent_id, blocks_of)
+        return parse_section(el, ctx, parent_id, blocks_of, container_blocks)
     if "ltx_para" in cls:
         para_id = el.get("id") or ctx.positional_id(parent_id, "p")
         return Paragraph(para_id, tuple(container_blocks(el, ctx, para_id)))
@@ -217,7 +227,23 @@ def block_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Block | None
         return Quote(quote_id, tuple(container_blocks(el, ctx, quote_id)))
     if tag == "math":
         return Equation(el.get("id") or ctx.positional_id(parent_id, "eq"), None, math_tex(el))
+    if "ltx_note" in cls and cls & _FOOTNOTE_ROLES:
+        return _loose_note(el, ctx, parent_id)
     return None
+
+
+# A `\footnotetext` outside any paragraph (a title page's "These authors contributed
+# equally") stands alone in LaTeXML's output: its mark and "footnotetext:" type are furniture
+# that read as "11footnotetext: …" (2410.00260v2), its text is the paper's.
+_FOOTNOTE_ROLES = frozenset({"ltx_role_footnotetext", "ltx_role_footnote"})
+
+
+def _loose_note(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Text:
+    content_el = next(
+        (n for n in el.iter() if "ltx_note_content" in (n.get("class") or "").split()), el
+    )
+    content, cites, notes = inline_of(content_el, ctx, skip=NOTE_FURNITURE)
+    return Text(el.get("id") or ctx.positional_id(parent_id, "t"), content, cites, notes)
 
 
 def _theorem(el: HtmlElement, cls: frozenset[str], ctx: ParseContext, parent_id: str) -> Theorem:

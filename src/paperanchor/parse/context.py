@@ -30,6 +30,8 @@ class ParseContext:
     """Bibliography entry id -> (its number, its printed label without brackets)."""
     cite_bracketed: bool = False
     """Whether the citation being read has brackets or parentheses of its own."""
+    residue: int = 0
+    """Pieces of LaTeX conversion debris met so far (inline.py): counted as errors."""
     block_depth: int = 0
     inline_depth: int = 0
     picture_depth: int = 0
@@ -74,3 +76,7 @@ class ParseContext:
 # The block walk (`blocks.blocks_of`), handed to the modules it calls into (sections, floats, the
 # abstract), so that they need not import it back: the parser's modules import one way only.
 BlocksOf = Callable[[HtmlElement, "ParseContext", str], list[Block]]
+# A caller's reading of one child of a container (None: read it as any other child), and the
+# container walk that takes it (`blocks.container_blocks`).
+OwnChild = Callable[[HtmlElement], list[Block] | None]
+ContainerOf = Callable[[HtmlElement, "ParseContext", str, OwnChild | None], list[Block]]

@@ -160,3 +160,29 @@ def text_of(el: HtmlElement, limit: int = 1 << 20) -> str:
             elif child.tail:
                 stack.append((child, False))
     return squash("".join(out))[:limit].strip()
+
+
+_MATH_FURNITURE = frozenset({"annotation", "annotation-xml"})
+# MathML's invisible operators (function application, times, separator, plus)
+_INVISIBLE = dict.fromkeys(range(0x2061, 0x2065))
+
+
+def printed_text(el: HtmlElement) -> str:
+    """An element's plain text as printed: math as its characters (`HNA` + `{}^{+}` + `17` is
+    `HNA+17`), never its annotations (the llamapun `start_FLOATSUPERSCRIPT` words)."""
+    if el.find(".//{*}math") is None and el.find(".//math") is None:
+        return text_of(el)
+    out: list[str] = []
+    stack: list[tuple[HtmlElement, bool]] = [(el, True)]
+    while stack and len(out) < 4096:
+        node, opening = stack.pop()
+        if not opening:
+            out.append(node.tail or "")
+            continue
+        if node is not el:
+            stack.append((node, False))
+            if type(node.tag) is not str or tag_of(node) in _MATH_FURNITURE or is_chrome(node):
+                continue
+        out.append(node.text or "")
+        stack.extend((child, True) for child in reversed(node))
+    return squash("".join(out).translate(_INVISIBLE)).strip()

@@ -27,8 +27,14 @@ _NAME_NOISE = frozenset(
     }
 )
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
-_AUTHOR_BREAK = re.compile(r"&|\\AND|\\And")
-_NAME_SPLIT = re.compile(r"\s*(?:,|;|\band\b|&|\\AND|\\And|\\and)\s*")
+# The page's own author separators: `\And` (NeurIPS, ICLR) prints "&" straight before the next
+# name ("…cmu.edu &Skyler Seto") or opens a line ("& Mehreen Ahmed", 2510.11260v1), or is an
+# undefined macro (`ltx_ERROR`) that `_lines` marks with _BREAK. Inside a line after the names,
+# an "&" with a space after it is the affiliation's own ("Cosmo-Ufes & Universidade Federal").
+_BREAK = "\u2063"
+_AUTHOR_BREAK = re.compile(r"^\s*&|(?<!\S)&(?=\S)|\u2063|\\AND|\\And")
+_NAME_SPLIT = re.compile(r"\s*(?:,|;|\band\b|&|\u2063|\\AND|\\And|\\and)\s*")
+_SEPARATOR_MACROS = frozenset({"\\And", "\\AND", "\\and"})
 _NOT_A_NAME = re.compile(
     r"[@{}\\]|https?:|university|institute|department|school|college|"
     r"laboratory|lab\b|inc\.|corp|usa|china",
@@ -97,6 +103,8 @@ def _lines(person: HtmlElement) -> list[str]:
                         lines.append("")
                     else:
                         lines[-1] += ", "
+                elif "ltx_ERROR" in ccls and (child.text or "").strip() in _SEPARATOR_MACROS:
+                    lines[-1] += f" {_BREAK}"
                 elif tag in ("sup", "math") or ccls & _NAME_NOISE:
                     pass
                 else:

@@ -13,6 +13,7 @@ from paperanchor.parse.dom import (
     HtmlElement,
     classes,
     math_tex,
+    printed_text,
     squash,
     text_of,
 )
@@ -46,6 +47,8 @@ class InlineResult:
     cites: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     cell: bool = False
+    code: bool = False
+    """Inside a code span: a backslash there is the page's text, not conversion debris."""
     markup: bool = False
     """Whether a piece is our markup (math, an image, a link, a note mark), not the page's."""
     opens_with_text: bool | None = None
@@ -107,7 +110,7 @@ def inline_of(
     out = InlineResult(cell=cell)
     _content(el, ctx, out, skip)
     if include_tail and el.tail:
-        out.add_text(el.tail)
+        _words(el.tail, ctx, out)
     return out.inline(), tuple(dict.fromkeys(out.cites)), tuple(dict.fromkeys(out.notes))
 
 
@@ -116,27 +119,57 @@ def inline_of_elements(
 ) -> tuple[Inline, tuple[str, ...], tuple[str, ...]]:
     """Render a run of sibling elements and text, each element with its own markup."""
     out = InlineResult()
+    after_error = False
     for part in parts:
         if isinstance(part, str):
-            out.add_text(part)
+            _words(_after_error(part) if after_error else part, ctx, out)
+            after_error = False
         else:
-            _element(part, ctx, out, frozenset())
+            after_error = _element(part, ctx, out, frozenset())
     return out.inline(), tuple(dict.fromkeys(out.cites)), tuple(dict.fromkeys(out.notes))
 
 
 def _content(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> None:
     if el.text:
-        out.add_text(el.text)
+        _words(el.text, ctx, out)
     for child in el:
-        if type(child.tag) is str:
-            _element(child, ctx, out, skip)
-        if child.tail:
-            out.add_text(child.tail)
+        tail = child.tail
+        if type(child.tag) is str and _element(child, ctx, out, skip) and tail:
+            tail = _after_error(tail)
+        if tail:
+            _words(tail, ctx, out)
+
+
+# LaTeX conversion debris: a control word left as text (`\@slowromancapi@` in a title,
+# `\hdashline` in a cell), outside math and code, where a word starts. Two letters at least,
+# and not inside a word: prose quotes escapes such as "\n" (2401.16380v1, 2304.08177) and
+# paths such as "C:\path". Linear: one pass, no nested quantifier.
+_CONTROL_WORD = re.compile(r"(?<![^\s{(])\\@?[A-Za-z@]{2,}")
+# The optional argument an undefined macro leaves behind it (`\printindex[columns=2, intoc]`
+# prints "[columns=2, intoc]"; `\cellcolor[HTML]{E19898}` prints "[HTML]E19898", 1,990 times on
+# 2604.15597v1): bounded, so that a hostile tail costs one short match.
+_ERROR_OPTIONS = re.compile(r"\s*\[(?:HTML\]\s*[0-9A-Fa-f]{6}(?![0-9A-Za-z])|[^\[\]]{0,200}\])")
+
+
+def _words(raw: str, ctx: ParseContext, out: InlineResult) -> None:
+    """The page's words, conversion debris left out and counted as errors where it stands."""
+    if "\\" in raw and not out.code:
+        raw, found = _CONTROL_WORD.subn("", raw)
+        ctx.residue += found
+    out.add_text(raw)
+
+
+def _after_error(tail: str) -> str:
+    """The text after an `ltx_ERROR` element without the undefined macro's options."""
+    if not tail.lstrip().startswith("["):
+        return tail
+    match = _ERROR_OPTIONS.match(tail)
+    return tail[match.end() :] if match else tail
 
 
 # What an element is to the inline walk, by its tag and class attribute (a page repeats a few
 # hundred of those pairs: the decision is cached, not remade for each element).
-_PLAIN, _SKIPPED, _MATH, _NOTE, _BR, _IMG, _CITE, _LINK, _CELL, _PICTURE = range(10)
+_PLAIN, _SKIPPED, _MATH, _NOTE, _BR, _IMG, _CITE, _LINK, _CELL, _PICTURE, _ERROR = range(11)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -145,6 +178,10 @@ def _kind(raw_tag: str, class_value: str | None) -> tuple[int, str | None]:
     cls = frozenset(class_value.split()) if class_value else frozenset()
     if tag in _SKIP_TAGS or not cls.isdisjoint(CHROME_CLASSES):
         return _SKIPPED, None
+    if "ltx_ERROR" in cls:
+        # a conversion error holds the undefined macro's name (`\\cellcolor`, `{titemize}`,
+        # every one in the corpus): counted by the outline, never the paper's text
+        return _ERROR, None
     if tag == "math":
         return _MATH, None
     if tag == "svg":
@@ -162,18 +199,22 @@ def _kind(raw_tag: str, class_value: str | None) -> tuple[int, str | None]:
     return _PLAIN, marker
 
 
-def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> None:
+def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> bool:
+    """Render one element into `out`; whether it was a conversion error."""
     kind, marker = _kind(el.tag, el.get("class"))
+    if kind == _ERROR:
+        return True
     if kind == _SKIPPED or (skip and not classes(el).isdisjoint(skip)):
-        return
+        return False
     if ctx.inline_depth >= MAX_INLINE_DEPTH:
         out.add_text(text_of(el))  # deeper than any real page: its words, without recursion
-        return
+        return False
     ctx.inline_depth += 1
     try:
         _markup(el, kind, marker, ctx, out, skip)
     finally:
         ctx.inline_depth -= 1
+    return False
 
 
 def _markup(
@@ -240,7 +281,7 @@ def _markup(
     if marker is None:
         _content(el, ctx, out, skip)
         return
-    inner = InlineResult(cell=out.cell)
+    inner = InlineResult(cell=out.cell, code=out.code or marker == "`")
     _content(el, ctx, inner, skip)
     out.cites.extend(inner.cites)
     out.notes.extend(inner.notes)
@@ -282,7 +323,7 @@ def _link(
     el: HtmlElement, cls: frozenset[str], ctx: ParseContext, out: InlineResult, skip: frozenset[str]
 ) -> None:
     href = (el.get("href") or "").strip()
-    inner = InlineResult(cell=out.cell)
+    inner = InlineResult(cell=out.cell, code=out.code)
     _content(el, ctx, inner, skip)
     out.cites.extend(inner.cites)
     out.notes.extend(inner.notes)
@@ -296,6 +337,16 @@ def _link(
         # in brackets when the citation has none of its own.
         number = entry[0] if ctx.cite_bracketed else f"[{entry[0]}]"
         out.add_inner(number, number, inner)
+        return
+    if (
+        entry is not None
+        and inner.markup
+        and _alnum(printed := printed_text(el)) == _alnum(entry[1])
+    ):
+        # an alphabetic label with math in it ("HNA" + `{}^{+}` + "17") prints as the
+        # bibliography prints it: its characters, "HNA+17"
+        label = escape_text(printed)
+        out.add_inner(label, printed, inner)
         return
     url = None if internal else safe_url(href)
     if url is None or not md:
@@ -324,6 +375,11 @@ def _is_key(link_text: str, printed: str) -> bool:
     return bool(core) and core not in _alnum(printed)
 
 
+# What LaTeXML prints inside a note besides its text: the mark, the tag and the note's type
+# ("footnotetext: "), none of them the paper's words.
+NOTE_FURNITURE = frozenset({"ltx_note_mark", "ltx_tag_note", "ltx_note_type"})
+
+
 def _note(el: HtmlElement, cls: frozenset[str], ctx: ParseContext, out: InlineResult) -> None:
     """Footnotes become `[^mark]` with their text kept for the end of the section."""
     if "ltx_role_footnote" not in cls and "ltx_role_endnote" not in cls:
@@ -342,7 +398,7 @@ def _note(el: HtmlElement, cls: frozenset[str], ctx: ParseContext, out: InlineRe
     mark = mark or note_id.removeprefix("footnote")
     if note_id not in ctx.footnotes:
         content = (
-            inline_of(content_el, ctx, skip=frozenset({"ltx_note_mark", "ltx_tag_note"}))[0]
+            inline_of(content_el, ctx, skip=NOTE_FURNITURE)[0]
             if content_el is not None
             else Inline("", "")
         )

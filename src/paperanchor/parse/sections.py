@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from paperanchor.parse.bibliography import parse_bibliography
-from paperanchor.parse.context import MAX_BLOCK_DEPTH, BlocksOf, ParseContext
+from paperanchor.parse.context import MAX_BLOCK_DEPTH, BlocksOf, ContainerOf, ParseContext
 from paperanchor.parse.dom import HtmlElement, children, classes, tag_of, text_of
 from paperanchor.parse.inline import inline_of
 from paperanchor.tree import Block, Inline, Section
@@ -90,7 +90,11 @@ def section_number(tag_text: str) -> str | None:
 
 
 def parse_section(
-    el: HtmlElement, ctx: ParseContext, parent_id: str, blocks_of: BlocksOf
+    el: HtmlElement,
+    ctx: ParseContext,
+    parent_id: str,
+    blocks_of: BlocksOf,
+    container: ContainerOf,
 ) -> Section:
     kind = section_kind(el) or "section"
     section_id = el.get("id") or ctx.positional_id(parent_id or "S", "sec")
@@ -99,21 +103,32 @@ def parse_section(
         kind = "unnumbered"
     else:
         base_level = _LEVELS.get(kind, 0)
-    title_el = None
-    content: list[Block] = []
+    title_el = next(
+        (c for c in children(el) if tag_of(c) in _HEADINGS and "ltx_title" in classes(c)), None
+    )
     errors = ctx.section_errors.get(el, 0)
-    for child in children(el):
-        if title_el is None and tag_of(child) in _HEADINGS and "ltx_title" in classes(child):
-            title_el = child
-            continue
+    residue_before = ctx.residue
+
+    def own(child: HtmlElement) -> list[Block] | None:
+        if child is title_el:
+            return []
         if (
             kind == "bibliography"
             and tag_of(child) in ("ul", "ol")
             and "ltx_biblist" in classes(child)
         ):
-            content.append(parse_bibliography(child, ctx, section_id))
-            continue
-        content.extend(blocks_of(child, ctx, section_id))
+            return [parse_bibliography(child, ctx, section_id)]
+        return None
+
+    content: list[Block] = []
+    if _has_loose_text(el):
+        # text written straight into the section (AASTeX's \acknowledgments, a run-in unit):
+        # read as a container so that it stays with the inline markup around it
+        content = container(el, ctx, section_id, own)
+    else:
+        for child in children(el):
+            taken = own(child)
+            content.extend(taken if taken is not None else blocks_of(child, ctx, section_id))
     tag_text = ""
     title = Inline("", "")
     if title_el is not None:
@@ -122,6 +137,8 @@ def parse_section(
                 tag_text = text_of(node)
                 break
         title = inline_of(title_el, ctx, skip=frozenset({"ltx_tag", "ltx_note"}))[0]
+    if kind == "acknowledgements":
+        title = _acknowledgements_title(title)
     level = base_level or 1
     return Section(
         section_id,
@@ -131,8 +148,25 @@ def parse_section(
         title,
         level,
         tuple(_relevel(content, level)),
-        errors,
+        errors + ctx.residue - residue_before,
     )
+
+
+def _has_loose_text(el: HtmlElement) -> bool:
+    if el.text and el.text.strip():
+        return True
+    return any(child.tail and child.tail.strip() for child in el)
+
+
+_ACKNOWLEDGEMENTS = Inline("Acknowledgements", "Acknowledgements")
+
+
+def _acknowledgements_title(title: Inline) -> Inline:
+    """The heading as printed, without the run-in period ("Acknowledgements."); the usual
+    word when the page prints none (AASTeX's \\acknowledgments in some classes)."""
+    if not title.text.strip(" .:"):
+        return _ACKNOWLEDGEMENTS
+    return Inline(title.markdown.rstrip(" .:"), title.text.rstrip(" .:"))
 
 
 def _relevel(blocks: list[Block], level: int) -> list[Block]:

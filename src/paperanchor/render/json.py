@@ -47,7 +47,8 @@ def float_json(node: Figure | Table, section_id: str) -> shapes.Figure | shapes.
         }
         return table
     figure: shapes.Figure = {
-        "kind": "figure",
+        # other floats (listings, LaTeXML's generic floats) are figures to the JSON shape
+        "kind": "algorithm" if node.kind == "algorithm" else "figure",
         "id": node.id,
         "number": node.number,
         "caption": node.caption.text,

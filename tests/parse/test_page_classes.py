@@ -1,0 +1,209 @@
+"""Classes of markup whose words a reader sees and the parser once dropped or garbled (issue 19):
+acknowledgements, conversion debris, loose footnote texts, author separators."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from paperanchor.parse import parse_document
+from paperanchor.render.markdown import join, node_chunks
+from paperanchor.service import LocalPaper, Paper, figure, outline, read, references
+from paperanchor.tree import Document, Section, walk
+from tests.corpus_pages import fixture_path, has_class, page_root, parsed
+
+ACKNOWLEDGING = [
+    "html/1307.8133.arxmliv.html",
+    "html/2201.00020.ar5iv.html",
+    "html/2507.00150v1.arxiv.html",
+    "generated/celerite.html",
+]
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def _sections(document: Document, kind: str) -> list[Section]:
+    return [
+        v.node
+        for v in walk(document.roots())
+        if isinstance(v.node, Section) and v.node.kind == kind
+    ]
+
+
+def _page(body: str, authors: str = "") -> bytes:
+    return (
+        "<html><body><article class='ltx_document'><h1 class='ltx_title ltx_title_document'>T</h1>"
+        f"{authors}{body}</article></body></html>"
+    ).encode()
+
+
+@pytest.mark.parametrize("name", ACKNOWLEDGING)
+def test_acknowledgements_are_a_titled_section_with_every_word_of_the_page(name: str) -> None:
+    document = parsed(name)
+    (section,) = _sections(document, "acknowledgements")
+    assert section.title.text == "Acknowledgements"
+    markdown = join(node_chunks(section, document))
+    (element,) = page_root(name).xpath(f"//*[{has_class('ltx_acknowledgements')}]")
+    expected = [w for w in _words(element.text_content()) if w != "acknowledgements"]
+    found = _words(markdown)
+    # every word of the page's acknowledgements, in order
+    position = 0
+    for word in expected:
+        position = found.index(word, position) + 1
+
+
+def test_acknowledgements_without_a_heading_are_titled_acknowledgements() -> None:
+    document = parse_document(
+        _page("<div class='ltx_acknowledgements'>We thank <em>the referee</em> for help.</div>")
+    )
+    (section,) = _sections(document, "acknowledgements")
+    assert section.title.text == "Acknowledgements"
+    assert "We thank *the referee* for help." in join(node_chunks(section, document))
+
+
+def test_a_conversion_error_is_counted_where_it_stands_and_not_served_as_text() -> None:
+    body = (
+        "<section class='ltx_section' id='S1'><h2 class='ltx_title'>1 Intro</h2>"
+        "<div class='ltx_para' id='S1.p1'><p class='ltx_p'>See "
+        "<span class='ltx_ERROR undefined'>\\cellcolor</span>[HTML]E19898 30.3 and "
+        "<span class='ltx_ERROR undefined'>\\printindex</span>[columns=2, intoc] the end.</p></div>"
+        "</section>"
+    )
+    document = parse_document(_page(body))
+    markdown = join(node_chunks(document.sections[0], document))
+    assert "See 30.3 and the end." in markdown
+    assert "cellcolor" not in markdown and "columns" not in markdown
+    assert document.sections[0].errors == 2 and document.errors == 2
+    assert document.quality == "degraded"
+
+
+def test_latex_residue_left_as_text_is_a_conversion_error_not_the_papers_words() -> None:
+    body = (
+        "<section class='ltx_section' id='S1'>"
+        "<h2 class='ltx_title'>Part \\@slowromancapi@ Intro</h2>"
+        "<div class='ltx_para' id='S1.p1'><table class='ltx_tabular' id='S1.T1'><tr>"
+        "<td class='ltx_td'>\\hdashline a</td>"
+        "<td class='ltx_td'>C:\\path and \\n</td></tr></table>"
+        "<p class='ltx_p'>Code <code>\\section</code> stays.</p></div></section>"
+    )
+    document = parse_document(_page(body))
+    section = document.sections[0]
+    markdown = join(node_chunks(section, document))
+    assert section.title.text == "Part Intro"
+    assert "hdashline" not in markdown
+    # a path, an escape sequence and code are the page's text
+    assert "C:\\\\path and \\\\n" in markdown and "`\\section`" in markdown
+    assert section.errors == 2 and document.errors == 2
+
+
+def test_a_footnote_text_outside_a_paragraph_is_its_text_without_mark_or_type() -> None:
+    document = parsed("html/2410.00260v2.arxiv.html")
+    markdown = join(node_chunks(document.blocks[0], document))
+    assert "These authors contributed equally to this work." in markdown
+    assert "footnotetext" not in markdown
+
+
+def test_the_corpus_serves_no_footnotetext_label_or_error_macro_as_text() -> None:
+    for name in ("html/2501.11120v1.arxiv.html", "generated/scipy.html", "generated/agd.html"):
+        document = parsed(name)
+        for block in document.blocks:
+            markdown = join(node_chunks(block, document))
+            assert "footnotetext:" not in markdown
+            assert "\\\\JournalTitle" not in markdown and "\\\\xpatchcmd" not in markdown
+
+
+AFFILIATED = (
+    "<div class='ltx_authors'><span class='ltx_creator ltx_role_author'>"
+    "<span class='ltx_personname'>"
+    "Ana Souza<br class='ltx_break'>Cosmo-Ufes &amp; Universidade Federal do Espírito Santo, "
+    "29075-910, Vitória - ES, Brazil<br class='ltx_break'>&amp;Bruno Lima<br class='ltx_break'>"
+    "Departamento de Física &amp; Astronomia <span class='ltx_ERROR undefined'>\\And</span>"
+    "Carla Dias<br class='ltx_break'>Rua A &amp; B</span></span></div>"
+)
+
+
+def test_an_ampersand_inside_an_affiliation_never_separates_authors() -> None:
+    document = parse_document(
+        _page("<div class='ltx_para'><p class='ltx_p'>x</p></div>", AFFILIATED)
+    )
+    assert document.authors == ("Ana Souza", "Bruno Lima", "Carla Dias")
+
+
+@pytest.mark.parametrize(
+    ("name", "authors"),
+    [
+        ("html/2401.16380v1.arxiv.html", 6),  # `\And` printed as "&" before the next name
+        ("html/2510.11260v1.arxiv.html", 5),
+        ("generated/deeplimits.html", 4),
+        ("pairs/2404.07647.ar5iv.html", 3),  # "Clergerie & Benoît Sagot" on the names line
+    ],
+)
+def test_the_pages_own_author_separators_still_split_authors(name: str, authors: int) -> None:
+    assert len(parsed(name).authors) == authors
+
+
+def _labels() -> Document:
+    return parse_document(fixture_path("labels").read_bytes(), "https://example.org/")
+
+
+def test_an_alphabetic_label_is_the_printed_label_with_math_as_its_characters() -> None:
+    references = _labels().references
+    assert [(r.number, r.label) for r in references] == [
+        ("HNA+17", "[HNA+17]"),
+        ("KMH+20", "[KMH+20]"),
+        ("Lon23", "[Lon23]"),
+        ("vdBKLM+19", "[vdBKLM+19]"),  # longer than eight characters, never renumbered
+    ]
+
+
+def test_citations_of_alphabetic_labels_print_them_as_the_page_does_in_text_and_cells() -> None:
+    document = _labels()
+    markdown = join(node_chunks(document.sections[0], document))
+    assert "two groups [HNA+17, KMH+20], and" in markdown
+    assert "described later [vdBKLM+19]." in markdown
+    assert "| \\[HNA+17] | 1,200 |" in markdown  # one pair of brackets, the page's
+    assert "FLOATSUPERSCRIPT" not in markdown and "[[" not in markdown
+
+
+@pytest.mark.parametrize("key", ["HNA+17", "[HNA+17]", "bib.bibx1"])
+def test_a_reference_is_found_by_its_printed_label(key: str) -> None:
+    paper = Paper.open(LocalPaper(_labels(), "local/labels", "local/labels"))
+    entry = references(paper, key)
+    assert entry["id"] == "bib.bibx1" and "S1.p1" in entry["citedIn"]
+
+
+def test_an_author_year_entry_is_still_found_by_its_position() -> None:
+    document = parsed("html/2309.15402.ar5iv.html")
+    paper = Paper.open(LocalPaper(document, "local/x", "local/x"))
+    assert references(paper, "[3]")["title"] == document.references[2].title
+    assert document.references[0].label == "Aggarwal et al. (2023)"
+
+
+@pytest.mark.parametrize(
+    ("name", "algorithm", "figure_id"),
+    [("fixture", "algorithm1", "S2.F1"), ("html/2403.16952v1.arxiv.html", "alg1", "S1.F1")],
+)
+def test_an_algorithm_is_its_own_kind_found_by_its_printed_label_never_as_a_figure(
+    name: str, algorithm: str, figure_id: str
+) -> None:
+    document = _labels() if name == "fixture" else parsed(name)
+    paper = Paper.open(LocalPaper(document, "local/x", "local/x"))
+    for label in ("Algorithm 1", "Alg. 1", "algorithm 1", algorithm):
+        answer = figure(paper, label)
+        assert (answer["kind"], answer["id"], answer["number"]) == ("algorithm", algorithm, "1")
+    for label in ("Figure 1", "Fig. 1"):
+        assert figure(paper, label)["id"] == figure_id
+    lines = read(paper, "Algorithm 1", 8000).markdown
+    assert "**Algorithm 1" in lines and "\n```\n" in lines  # its lines kept as code
+
+
+def test_the_outline_counts_algorithms_apart_from_figures() -> None:
+    counts = outline(Paper.open(LocalPaper(parsed("html/2403.16952v1.arxiv.html"), "l/x", "l/x")))
+    page = page_root("html/2403.16952v1.arxiv.html")
+    algorithms = page.xpath(f"//figure[{has_class('ltx_float_algorithm')}]")
+    figures = page.xpath(f"//figure[{has_class('ltx_figure')}][not(ancestor::figure)]")
+    assert counts["counts"]["algorithms"] == len(algorithms) == 2
+    assert counts["counts"]["figures"] == len(figures)
