@@ -66,7 +66,7 @@ def test_a_pdf_with_500_pages_reads_every_page() -> None:
     assert all(f"Page {n} line 1 of " in markdown for n in (1, 250, 500))
 
 
-_LINE = ["text", 72, 700, 300, 710, 10, 0, 0, False]
+_LINE = ["text", 72, 700, 300, 710, 10, 0, 0, False, 0]
 
 
 @pytest.mark.parametrize(
@@ -75,13 +75,14 @@ _LINE = ["text", 72, 700, 300, 710, 10, 0, 0, False]
         {"pages": "many"},
         {"pages": [{"lines": "x"}]},
         {"pages": [{"lines": [["text", 1, 2, 3]]}]},
-        {"pages": [{"lines": [["text", float("nan"), 2, 3, 4, 10, 0, 0, False]]}]},
-        {"pages": [{"lines": [["text", True, 2, 3, 4, 10, 0, 0, False]]}]},
+        {"pages": [{"lines": [["text", float("nan"), 2, 3, 4, 10, 0, 0, False, 0]]}]},
+        {"pages": [{"lines": [["text", True, 2, 3, 4, 10, 0, 0, False, 0]]}]},
+        {"pages": [{"lines": [["text", 1, 2, 3, 4, 10, 0, 0, False, "x"]]}]},
         {"pages": [{"lines": [_LINE], "graphics": "boxes"}]},
         {"pages": [{"lines": [_LINE], "graphics": [["x", 1, 2, 3, 4]]}]},
         {"pages": [{"lines": [_LINE], "graphics": [["i", 1, 2, 3, float("inf")]]}]},
     ],
-    ids=["pages", "lines", "short line", "nan", "bool", "graphics", "kind", "inf"],
+    ids=["pages", "lines", "short line", "nan", "bool", "italic", "graphics", "kind", "inf"],
 )
 def test_an_answer_the_reader_could_not_have_written_is_refused(answer: dict[str, object]) -> None:
     # a child process that a hostile PDF took over could write anything on its stdout

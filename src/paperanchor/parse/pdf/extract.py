@@ -59,6 +59,7 @@ class Line:
     bold: float
     math: float
     hyphen: bool
+    italic: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,10 +217,11 @@ def _number(value: object) -> float:
 
 
 def _line(item: object) -> Line:
-    if not isinstance(item, list) or len(item) != 9 or not isinstance(item[0], str):
+    if not isinstance(item, list) or len(item) != 10 or not isinstance(item[0], str):
         raise ValueError(item)
     x0, y0, x1, y1, size, bold, math_share = (_number(v) for v in item[1:8])
-    return Line(item[0], x0, y0, x1, y1, size, bold, math_share, item[8] is True)
+    italic = _number(item[9])
+    return Line(item[0], x0, y0, x1, y1, size, bold, math_share, item[8] is True, italic)
 
 
 def _graphic(item: object) -> Graphic:

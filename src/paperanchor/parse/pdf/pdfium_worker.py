@@ -9,10 +9,11 @@ and writes JSON to stdout, one object: `{"pages": [...]}` or `{"error": kind, ..
 nothing of paperanchor, so the child starts in about 70 ms.
 
 Each page is `{"width", "height", "stamp", "lines", "graphics"}`; a line is
-`[text, x0, y0, x1, y1, size, bold, math, hyphen]` in PDF points (y grows upwards): its
+`[text, x0, y0, x1, y1, size, bold, math, hyphen, italic]` in PDF points (y grows upwards): its
 characters in content order, the font size most of them have, the share of bold and of math-font
-characters, and whether it ends in a line-end hyphen that PDFium marked as such. `stamp` is the
-arXiv margin stamp when the page has one (rotated text `arXiv:IDvN [category] date`).
+characters, whether it ends in a line-end hyphen that PDFium marked as such, and the share of
+italic characters (IEEEtran's subsection headings are italic). `stamp` is the arXiv margin
+stamp when the page has one (rotated text `arXiv:IDvN [category] date`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ _STAMP = re.compile(
     r"\d{1,2}\s+[A-Z][a-z]{2}\s+\d{4}"
 )
 _BOLD = re.compile(r"bold|black|heavy|semibold|demi|medi|cmbx|cmb\d|bx\d|-b$|tb$|\bsb", re.I)
+_ITALIC = re.compile(r"ital|oblique|slant|cmti|cmsl|cmbxti|-it$|-i$", re.I)
 _MATH = re.compile(
     r"cmmi|cmsy|cmex|msam|msbm|math|symbol|rsfs|eufm|eusm|stmary|wasy|txsy|pxsy|txex|pxex"
     r"|mnsymbol|lmmi|lmsy|lmex|cmbsy|cmmib|esint|dsrom|bbold|stix",
@@ -41,6 +43,11 @@ _MATH = re.compile(
 # A gap wider than this many font sizes between two characters of one line splits it: equation
 # numbers at the margin, table cells, a column that PDFium ran on into its neighbour.
 _SPLIT_GAP = 2.5
+
+
+# Faked small capitals are set at 70-80% of the capital's size (IEEEtran: 8 pt beside 10 pt).
+_CAPS_LOW = 0.6
+_CAPS_HIGH = 0.9
 
 
 # Page objects other than text, by PDFium's type number (FPDF_PAGEOBJ_*).
@@ -66,14 +73,15 @@ def _fail(kind: str, **extra: Any) -> int:
 
 
 class _Fonts:
-    """Bold and math flags per text object (characters of one object share its font)."""
+    """Bold, math and italic flags per text object (characters of one object share its
+    font)."""
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw
-        self.cache: dict[int | None, tuple[bool, bool]] = {}
+        self.cache: dict[int | None, tuple[bool, bool, bool]] = {}
         self.buffer = ctypes.create_string_buffer(256)
 
-    def flags(self, textpage: Any, index: int) -> tuple[bool, bool]:
+    def flags(self, textpage: Any, index: int) -> tuple[bool, bool, bool]:
         obj = self.raw.FPDFText_GetTextObject(textpage, index)
         key = ctypes.cast(obj, ctypes.c_void_p).value
         found = self.cache.get(key)
@@ -86,7 +94,12 @@ class _Fonts:
                 name = self.buffer.raw[: max(0, min(length, 256) - 1)].decode("latin-1")
                 weight = self.raw.FPDFFont_GetWeight(font)
             base = name.split("+", 1)[-1]
-            found = (weight >= 600 or bool(_BOLD.search(base)), bool(_MATH.search(base)))
+            is_math = bool(_MATH.search(base))
+            found = (
+                weight >= 600 or bool(_BOLD.search(base)),
+                is_math,
+                not is_math and bool(_ITALIC.search(base)),
+            )
             self.cache[key] = found
         return found
 
@@ -112,6 +125,17 @@ def _stamp(raw: Any, textpage: Any, text: str) -> tuple[str | None, range]:
     return None, range(0)
 
 
+def _small_caps(chars: list[str], char: str, size: float, before: float, math_font: bool) -> bool:
+    """Whether the space before `char` is the gap of faked small capitals: a word's capital at
+    full size, its other letters as smaller capitals ("I NTRODUCTION", "R EFERENCES" from
+    IEEEtran in Times), so it is no space at all."""
+    if math_font or not chars or not char.isupper() or not chars[-1].isupper():
+        return False
+    if len(chars) > 1 and not chars[-2].isspace():
+        return False  # the capital is a word's first letter only when it stands alone
+    return _CAPS_LOW * before <= size <= _CAPS_HIGH * before
+
+
 def _lines(raw: Any, textpage: Any, text: str, skip: range, fonts: _Fonts) -> list[list[Any]]:
     rect = raw.FS_RECTF()
     matrix = raw.FS_MATRIX()
@@ -119,11 +143,13 @@ def _lines(raw: Any, textpage: Any, text: str, skip: range, fonts: _Fonts) -> li
     chars: list[str] = []
     state: dict[str, float] = {}
     sizes: dict[float, int] = {}
-    bold = maths = 0
+    bold = maths = italics = 0
     space = False
+    last_size = 0.0  # of the last character kept
+    last_math = False
 
     def flush(hyphen: bool) -> None:
-        nonlocal bold, maths
+        nonlocal bold, maths, italics
         if chars:
             size = max(sizes.items(), key=lambda item: item[1])[0]
             visible = max(1, sum(sizes.values()))
@@ -138,12 +164,13 @@ def _lines(raw: Any, textpage: Any, text: str, skip: range, fonts: _Fonts) -> li
                     round(bold / visible, 2),
                     round(maths / visible, 2),
                     hyphen,
+                    round(italics / visible, 2),
                 ]
             )
         chars.clear()
         sizes.clear()
         state.clear()
-        bold = maths = 0
+        bold = maths = italics = 0
 
     for index, char in enumerate(text):
         if index in skip:
@@ -176,10 +203,11 @@ def _lines(raw: Any, textpage: Any, text: str, skip: range, fonts: _Fonts) -> li
             if off_line or gap < -2 * size or gap > _SPLIT_GAP * max(size, state["size"]):
                 flush(False)
                 space = False
+        is_bold, is_math, is_italic = fonts.flags(textpage, index)
         if not state:
             state.update(x0=left, x1=right, y0=bottom, y1=top, b0=bottom, b1=top, size=size)
         else:
-            if space:
+            if space and not _small_caps(chars, char, size, last_size, is_math or last_math):
                 chars.append(" ")
             state["x0"] = min(state["x0"], left)
             state["x1"] = max(state["x1"], right)
@@ -192,10 +220,11 @@ def _lines(raw: Any, textpage: Any, text: str, skip: range, fonts: _Fonts) -> li
                 state["size"] = size
         space = False
         chars.append(char)
+        last_size, last_math = size, is_math
         sizes[size] = sizes.get(size, 0) + 1
-        is_bold, is_math = fonts.flags(textpage, index)
         bold += is_bold
         maths += is_math
+        italics += is_italic
     flush(False)
     return out
 
