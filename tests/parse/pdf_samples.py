@@ -7,6 +7,7 @@ every reader has built in, so no font file is needed.
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Iterable
 
@@ -454,15 +455,15 @@ def many_lines_pdf(pages: int = 150, rows: int = 700) -> bytes:
 
 
 # Helvetica's advance widths (thousandths of the size), so that a sample can centre a line
+_WIDTHS = (
+    "667 667 722 722 667 611 778 722 278 500 667 556 833 722 778 667 778 722 667 611 722 667 944 "
+    "667 667 611 556 556 500 556 556 278 556 556 222 222 500 222 833 556 556 556 556 333 500 278 "
+    "556 500 722 500 500 500 278 278 278"
+)
 _HELVETICA = dict(
     zip(
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz .,",
-        map(
-            int,
-            "667 667 722 722 667 611 778 722 278 500 667 556 833 722 778 667 778 722 667 611 722 "
-            "667 944 667 667 611 556 556 500 556 556 278 556 556 222 222 500 222 833 556 556 556 "
-            "556 333 500 278 556 500 722 500 500 500 278 278 278".split(),
-        ),
+        map(int, re.findall(r"\d+", _WIDTHS)),
         strict=True,
     )
 )
