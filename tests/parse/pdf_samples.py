@@ -542,3 +542,23 @@ def roman_pile_pdf(pages: int = 40, rows: int = 60) -> bytes:
                 parts.append(text_content([(200.0, y, 11.0, f"A. Ivanova,{page} B. Sato{row}")]))
         contents.append(b"\n".join(parts))
     return pages_pdf(contents, compress=True)
+
+
+def line_flood_pdf(pages: int = 1000, rows: int = 900) -> bytes:
+    """Pages of one-letter lines, every page drawing the same content stream: 900,000 lines
+    of text in a PDF of a few kilobytes, nine times what the tree is built from."""
+    content = text_content(
+        (72.0 + (row % 3) * 150, 780.0 - row * 0.8, 1.0, "w") for row in range(rows)
+    )
+    kids = b" ".join(b"%d 0 R" % (5 + i) for i in range(pages))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages),
+        _FONT,
+        stream(content, compress=True),
+    ]
+    objects += [
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>"
+    ] * pages
+    return assemble(objects)

@@ -26,8 +26,9 @@ import resource
 import sys
 from typing import Any
 
-# Sizes the parent passes on the command line: address space (MB), CPU seconds, pages, chars.
-_LIMIT_ARGS = 4
+# Sizes the parent passes on the command line: address space (MB), CPU seconds, pages, chars,
+# lines.
+_LIMIT_ARGS = 5
 
 _STAMP = re.compile(
     r"arXiv:\s?((?:\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})v\d+)\s+\[[\w.\-]+\]\s+"
@@ -74,34 +75,48 @@ def _fail(kind: str, **extra: Any) -> int:
 
 class _Fonts:
     """Bold, math and italic flags per text object (characters of one object share its
-    font)."""
+    font), and per font: a page whose every glyph is an object of its own (a flood of
+    one-letter lines) looks each font's name up once, not once a glyph."""
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw
         self.cache: dict[int | None, tuple[bool, bool, bool]] = {}
+        self.by_font: dict[int | None, tuple[bool, bool, bool]] = {}
         self.buffer = ctypes.create_string_buffer(256)
+
+    def clear(self) -> None:
+        """Forget the page's objects and fonts (their handles are the page's)."""
+        self.cache.clear()
+        self.by_font.clear()
 
     def flags(self, textpage: Any, index: int) -> tuple[bool, bool, bool]:
         obj = self.raw.FPDFText_GetTextObject(textpage, index)
         key = ctypes.cast(obj, ctypes.c_void_p).value
         found = self.cache.get(key)
         if found is None:
-            name = ""
-            weight = -1
             font = self.raw.FPDFTextObj_GetFont(obj) if key else None
-            if font:
-                length = self.raw.FPDFFont_GetBaseFontName(font, self.buffer, 256)
-                name = self.buffer.raw[: max(0, min(length, 256) - 1)].decode("latin-1")
-                weight = self.raw.FPDFFont_GetWeight(font)
-            base = name.split("+", 1)[-1]
-            is_math = bool(_MATH.search(base))
-            found = (
-                weight >= 600 or bool(_BOLD.search(base)),
-                is_math,
-                not is_math and bool(_ITALIC.search(base)),
-            )
+            font_key = ctypes.cast(font, ctypes.c_void_p).value if font else None
+            found = self.by_font.get(font_key)
+            if found is None:
+                found = self._font_flags(font)
+                self.by_font[font_key] = found
             self.cache[key] = found
         return found
+
+    def _font_flags(self, font: Any) -> tuple[bool, bool, bool]:
+        name = ""
+        weight = -1
+        if font:
+            length = self.raw.FPDFFont_GetBaseFontName(font, self.buffer, 256)
+            name = self.buffer.raw[: max(0, min(length, 256) - 1)].decode("latin-1")
+            weight = self.raw.FPDFFont_GetWeight(font)
+        base = name.split("+", 1)[-1]
+        is_math = bool(_MATH.search(base))
+        return (
+            weight >= 600 or bool(_BOLD.search(base)),
+            is_math,
+            not is_math and bool(_ITALIC.search(base)),
+        )
 
 
 def _page_text(raw: Any, textpage: Any, count: int) -> str:
@@ -136,7 +151,12 @@ def _small_caps(chars: list[str], char: str, size: float, before: float, math_fo
     return _CAPS_LOW * before <= size <= _CAPS_HIGH * before
 
 
-def _lines(raw: Any, textpage: Any, text: str, skip: range, fonts: _Fonts) -> list[list[Any]]:
+def _lines(
+    raw: Any, textpage: Any, text: str, skip: range, fonts: _Fonts, budget: int
+) -> list[list[Any]]:
+    """The page's lines; it stops once it has more than `budget` (the paper's lines past that
+    are refused, so they are never built: 900,000 one-letter lines cost 26 s and 540 MB in the
+    parent when they were)."""
     rect = raw.FS_RECTF()
     matrix = raw.FS_MATRIX()
     out: list[list[Any]] = []
@@ -173,6 +193,8 @@ def _lines(raw: Any, textpage: Any, text: str, skip: range, fonts: _Fonts) -> li
         bold = maths = italics = 0
 
     for index, char in enumerate(text):
+        if len(out) > budget:
+            return out
         if index in skip:
             continue
         if char in "\r\n":
@@ -269,7 +291,8 @@ def _graphics(raw: Any, page: Any) -> list[list[Any]]:
 
 
 def main() -> int:
-    address_mb, cpu_s, max_pages, max_chars = (int(a) for a in sys.argv[1 : 1 + _LIMIT_ARGS])
+    limits = (int(a) for a in sys.argv[1 : 1 + _LIMIT_ARGS])
+    address_mb, cpu_s, max_pages, max_chars, max_lines = limits
     _limit(address_mb, cpu_s)
     data = sys.stdin.buffer.read()
     # the bindings alone, not pypdfium2's helpers: they cost 50-100 ms more to import, a third
@@ -287,6 +310,7 @@ def main() -> int:
     fonts = _Fonts(raw)
     pages: list[dict[str, Any]] = []
     total = 0
+    total_lines = 0
     for number in range(max(count, 0)):
         page = raw.FPDF_LoadPage(document, number)
         textpage = raw.FPDFText_LoadPage(page) if page else None
@@ -302,14 +326,17 @@ def main() -> int:
             return _fail("chars", page=number + 1, chars=total)
         text = _page_text(raw, textpage, chars) if chars > 0 else ""
         stamp, skip = _stamp(raw, textpage, text)
-        lines = _lines(raw, textpage, text, skip, fonts)
+        lines = _lines(raw, textpage, text, skip, fonts, max_lines - total_lines)
+        total_lines += len(lines)
+        if total_lines > max_lines:
+            return _fail("lines", page=number + 1)
         graphics = _graphics(raw, page)
         pages.append(
             {"width": width, "height": height, "stamp": stamp, "lines": lines, "graphics": graphics}
         )
         raw.FPDFText_ClosePage(textpage)
         raw.FPDF_ClosePage(page)
-        fonts.cache.clear()
+        fonts.clear()
     raw.FPDF_CloseDocument(document)
     json.dump({"pages": pages}, sys.stdout, separators=(",", ":"))
     return 0
