@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from paperanchor.parse.pdf import parse_pdf
 from paperanchor.parse.pdf.extract import read_pdf
+from paperanchor.parse.pdf.structure import _front_matter
 from paperanchor.render.markdown import document_chunks, join
 from paperanchor.tree import Section, walk
 from tests.conftest import FIXTURES
@@ -79,3 +82,22 @@ def test_a_pdf_of_heading_bait_costs_time_in_proportion_to_its_lines() -> None:
         print(f"{pages} pages of heading bait: {seconds:.2f} s, {len(document.sections)} sections")
     assert costs[1] < 2.5 * costs[0] + 0.05  # linear (loose: a child's start is fixed)
     assert costs[1] * 40 < 20
+
+
+@pytest.mark.parametrize(
+    ("text", "front"),
+    [
+        ("I. Ivanova,1 A. Petrov,2 and K. Sato1", True),
+        ("I. Smith and K. Lee", True),
+        ("1 Department of Physics, Harwick University, Oslo", True),
+        ("A. Sato†", True),
+        ("I. INTRODUCTION", False),
+        ("1 Deep Learning, Neural Networks", False),
+        ("II. Results and Discussion", False),
+        ("2 Related Work", False),
+    ],
+)
+def test_a_first_page_line_is_front_matter_by_its_names_or_institution(
+    text: str, front: bool
+) -> None:
+    assert _front_matter(text) is front

@@ -46,6 +46,7 @@ _AFFILIATION = re.compile(
     r"universit|institut|department|laborator|college|school\s+of|faculty|\bdept\b|@", re.I
 )
 _AFFILIATION_MARK = re.compile(r"[^\W\d_]\d|[∗*†‡§¶]")
+_INITIAL = re.compile(r"\b[A-Z]\.(?:\s|-)")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 _UNNUMBERED = {
     "acknowledgments": "unnumbered",
@@ -186,7 +187,11 @@ def _front_matter(text: str) -> bool:
     if text.isupper():
         return False  # REVTeX's and IEEEtran's headings are capitals, names are not
     names = _names(text)
-    return len(names) >= 2 or bool(names and _AFFILIATION_MARK.search(text))
+    # after the heading-like opening, an initial ("A. Petrov") names a person: a heading
+    # "1 Deep Learning, Neural Networks" has two name-like parts and no initial
+    rest = text.split(None, 1)[1] if " " in text else ""
+    initial = _INITIAL.search(rest) is not None
+    return (len(names) >= 2 and initial) or bool(names and _AFFILIATION_MARK.search(text))
 
 
 def join_split_numbers(lines: list[Placed], size: float) -> list[Placed]:
