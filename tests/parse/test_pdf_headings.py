@@ -101,3 +101,29 @@ def test_a_first_page_line_is_front_matter_by_its_names_or_institution(
     text: str, front: bool
 ) -> None:
     assert _front_matter(text) is front
+
+
+def test_ieeetrans_index_terms_are_the_keywords_with_their_wrapped_line() -> None:
+    document = parse_pdf((FIXTURES / "pdf" / "ieeetran.pdf").read_bytes())
+    assert document.keywords == (
+        "structural health monitoring, wireless sensor networks, adaptive sampling, "
+        "energy efficiency"
+    )
+    assert document.abstract is not None
+    assert "adaptive sampling" not in join(document_chunks(document)).split("**Keywords:**")[0]
+
+
+def test_a_body_line_that_opens_with_keywords_stays_the_papers_text() -> None:
+    # 2407.01603v3 lost two paragraphs of page 39 into its keywords this way
+    lines = [
+        (72.0, 770.0, 12.0, "Abstract"),
+        (72.0, 750.0, 10.0, "The abstract says what the paper does in a sentence or two."),
+        (72.0, 720.0, 12.0, "1 Introduction"),
+        (72.0, 700.0, 10.0, "Searches run over the words of the paper and nothing else."),
+        (72.0, 688.0, 10.0, "Keywords that users typed were kept for the study of searches."),
+        (72.0, 676.0, 10.0, "The study ends here with a final sentence about searching."),
+    ]
+    data = samples.pages_pdf([samples.text_content(lines)])
+    document = parse_pdf(data)
+    assert document.keywords is None
+    assert "Keywords that users typed were kept" in join(document_chunks(document))

@@ -699,13 +699,17 @@ class TreeBuilder:
                 self.stack[-1].references.append([placed])
                 index += 1
                 continue
-            if _FRONT_BLOCK.match(text) and (self.abstract is not None or not self.stack):
+            if _FRONT_BLOCK.match(text) and not self.stack:
+                # front matter ends at the first section: a body line that opens with
+                # "Keywords that users …" (2407.01603v3, page 39) is the paper's text
                 self._flush()
                 self.front_block = True
                 rest = _KEYWORDS.sub("", text) if _KEYWORDS.match(text) else ""
                 if rest and rest != text:
                     self.keywords.append(rest)
-                index += 1
+                    index = self._keyword_lines(index)
+                else:
+                    index += 1
                 before = None
                 continue
             if _CAPTION.match(text):
@@ -768,6 +772,26 @@ class TreeBuilder:
                 heading.roman,
             )
         )
+        return end
+
+    def _keyword_lines(self, index: int) -> int:
+        """The keywords' wrapped lines after the one at `index` (IEEEtran's "Index Terms—…"
+        runs on in the same bold type); the index after them."""
+        first = self.lines[index]
+        end = index + 1
+        while end < len(self.lines):
+            placed, before = self.lines[end], self.lines[end - 1]
+            if (
+                (placed.page, placed.column) != (first.page, first.column)
+                or abs(placed.line.size - first.line.size) > 0.3
+                or abs(placed.line.bold - first.line.bold) > 0.3
+                or before.line.y0 - placed.line.y1 > self.gap + 0.5 * self.size
+                or self.heading(placed) is not None
+                or _FRONT_BLOCK.match(placed.line.text.strip())
+            ):
+                break
+            self.keywords.append(placed.line.text.strip())
+            end += 1
         return end
 
     def abstract_done(self) -> None:
