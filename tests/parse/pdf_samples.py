@@ -562,3 +562,41 @@ def line_flood_pdf(pages: int = 1000, rows: int = 900) -> bytes:
         b"/Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>"
     ] * pages
     return assemble(objects)
+
+
+def italic_subsections_pdf() -> bytes:
+    """IEEEtran's subsections in italics at the body size ("A. Detector" on a line of its
+    own) under a roman section, and an italic paragraph that opens like one but runs to the
+    column's edge ("B. Sato showed …"): the first is a subsection, the second text."""
+    body = "runs on across the column so that the line is as wide as the text block here"
+    middle = 72.0 + _width(f"Part 10 {body}.", 10.0) / 2
+    plain = [
+        _centred(740.0, 18.0, "Italic Subsections Under Roman Sections", middle),
+        _centred(700.0, 10.0, "I. INTRODUCTION", middle),
+    ]
+    plain += [(72.0, 680.0 - 12.0 * row, 10.0, f"Part 1{row} {body}.") for row in range(3)]
+    plain += [(72.0, 600.0 - 12.0 * row, 10.0, f"Part 2{row} {body}.") for row in range(3)]
+    plain += [(72.0, 520.0 - 12.0 * row, 10.0, f"Part 3{row} {body}.") for row in range(3)]
+    # a title-like opening as wide as the body's lines, in few words
+    words = "Sato demonstrated considerable improvements throughout experimental measurements"
+    wide = f"B. {words}"
+    while _width(wide, 10.0) < _width(f"Part 10 {body}.", 10.0):
+        wide += " nationwide"
+    italic = [
+        (72.0, 620.0, 10.0, "A. Detector"),
+        (72.0, 540.0, 10.0, wide),
+        (72.0, 528.0, 10.0, "and the italic paragraph ends on this line."),
+    ]
+    content = text_content(plain) + b"\n" + text_content(italic).replace(b"/F1 ", b"/F2 ")
+    oblique = _FONT.replace(b"/Helvetica ", b"/Helvetica-Oblique ")
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [5 0 R] /Count 1 >>",
+            _FONT,
+            oblique,
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 3 0 R /F2 4 0 R >> >> /Contents 6 0 R >>",
+            stream(content),
+        ]
+    )

@@ -127,3 +127,10 @@ def test_a_body_line_that_opens_with_keywords_stays_the_papers_text() -> None:
     document = parse_pdf(data)
     assert document.keywords is None
     assert "Keywords that users typed were kept" in join(document_chunks(document))
+
+
+def test_an_italic_line_of_its_own_is_a_subsection_an_italic_paragraph_is_not() -> None:
+    data = samples.italic_subsections_pdf()
+    assert _sections(data) == [("S1", "I", "INTRODUCTION"), ("S1.SS1", "A", "Detector")]
+    # the italic paragraph stays text, under the subsection before it
+    assert "B. Sato demonstrated considerable" in join(document_chunks(parse_pdf(data)))

@@ -324,9 +324,11 @@ class TreeBuilder:
         if len(text) > 160 or line.math > 0.3:
             return None
         if not self._styled(placed):
-            # IEEEtran sets "A. Detector" in italics at the body size
+            # IEEEtran sets "A. Detector" in italics at the body size, on a line of its own
+            # (the first line of an italic paragraph runs to the column's edge)
             italic = line.italic >= 0.5 and self._is_body(placed)
-            return self._letter_subsection(text) if italic else None
+            short = line.x1 < placed.column_right - 2 * self.size
+            return self._letter_subsection(text) if italic and short else None
         if placed.page == 1 and _front_matter(text):
             return None
         name = re.sub(r"[\s.:]+$", "", text).lower()
