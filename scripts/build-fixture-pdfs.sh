@@ -7,6 +7,8 @@
 #   fixtures/pdf/short.pdf            article, one column
 #   fixtures/pdf/full.pdf             article, one column
 #   fixtures/pdf/full-twocolumn.pdf   the same source with \PassOptionsToClass{twocolumn}{article}
+#   fixtures/pdf/revtex.pdf           REVTeX 4.2 (aps, prb, reprint): headings "I.  INTRODUCTION"
+#   fixtures/pdf/ieeetran.pdf         IEEEtran conference: small-caps headings "I. I NTRODUCTION"
 #
 # Reproducible: SOURCE_DATE_EPOCH with FORCE_SOURCE_DATE=1 fixes \today, /CreationDate,
 # /ModDate and the trailer /ID; each paper is compiled in a fresh folder under a fixed job
@@ -15,7 +17,8 @@
 # pdflatex may report; any other fails the build.
 #
 # Needs pdflatex with Debian's texlive-latex-base and texlive-latex-recommended (booktabs,
-# subcaption), nothing from texlive-latex-extra: `full` uses \multirow, and a stand-in
+# subcaption), and texlive-publishers for revtex4-2.cls and IEEEtran.cls; nothing from
+# texlive-latex-extra: `full` uses \multirow, and a stand-in
 # multirow.sty written into each build folder (found before TeX Live's) sets the cell's text
 # in its first row instead of centring it over the rows. The PDF parser reads no cells, and
 # the source stays the one LaTeXML converts. The committed PDFs were made with pdfTeX
@@ -30,6 +33,9 @@ export FORCE_SOURCE_DATE=1
 
 die() { echo "build-fixture-pdfs: error: $*" >&2; exit 1; }
 command -v pdflatex >/dev/null 2>&1 || die "pdflatex was not found (apt-get install texlive-latex-base texlive-latex-recommended)"
+for class in revtex4-2.cls IEEEtran.cls; do
+  kpsewhich "$class" >/dev/null 2>&1 || die "$class was not found (apt-get install texlive-publishers)"
+done
 
 mkdir -p "$OUT"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/build-fixture-pdfs.XXXXXX")"
@@ -62,3 +68,5 @@ echo "==> compiling fixture PDFs with $(pdflatex --version | head -n 1)"
 build short short ""
 build full full ""
 build full-twocolumn full "\\PassOptionsToClass{twocolumn}{article}"
+build revtex revtex ""
+build ieeetran ieeetran ""

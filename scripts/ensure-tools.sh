@@ -49,6 +49,11 @@ if command -v kpsewhich >/dev/null 2>&1 && ! kpsewhich booktabs.sty natbib.sty >
   programs+=("booktabs.sty")
   packages+=(texlive-latex-recommended)
 fi
+# REVTeX and IEEEtran, the classes of two PDF fixtures (tests/test_fixture_pdfs.py)
+if command -v kpsewhich >/dev/null 2>&1 && ! kpsewhich revtex4-2.cls IEEEtran.cls >/dev/null 2>&1; then
+  programs+=("revtex4-2.cls")
+  packages+=(texlive-publishers)
+fi
 need npx nodejs npm                     # tests/api/test_inspector.py runs the MCP Inspector
 
 [ ${#programs[@]} -eq 0 ] && exit 0

@@ -15,6 +15,13 @@ def test_the_fixture_pdf_build_reproduces_the_committed_pdfs(tmp_path: Path) -> 
         shutil.which("pdflatex") is not None,
         "pdflatex (apt-get install texlive-latex-base texlive-latex-recommended) is needed",
     )
+    classes = subprocess.run(
+        ["kpsewhich", "revtex4-2.cls", "IEEEtran.cls"], capture_output=True, text=True
+    )
+    require_program(
+        len(classes.stdout.split()) == 2,
+        "revtex4-2.cls and IEEEtran.cls (apt-get install texlive-publishers) are needed",
+    )
     env = {**os.environ, "FIXTURE_PDFS_OUT": str(tmp_path)}
     result = subprocess.run(
         ["bash", str(ROOT / "scripts" / "build-fixture-pdfs.sh")],

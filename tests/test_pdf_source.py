@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -509,3 +510,28 @@ def test_a_cancelled_pdf_parse_keeps_its_slot_until_its_child_ends(replay, tmp_p
 
     assert running_after_cancel == 1  # its thread and child run on after the cancel
     assert most == PDF_PARSES  # and a and b did not both run beside it
+
+
+def test_floods_of_lines_are_refused_fast_and_do_not_keep_a_paper_waiting(replay, tmp_path, corpus):
+    # issue 21 #13: four PDFs of 900,000 one-letter lines held both PDF slots for 26 s each
+    # while the lines were built in the parent; the reader now stops past the cap
+    flood = pdf_samples.line_flood_pdf()
+    files: dict[str, Any] = {f"flood{i}.pdf": flood for i in range(4)}
+    files["paper.pdf"] = "2304.02623v1.pdf"
+    settings = replay.settings(tmp_path / "cache", local_dir=_local_dir(tmp_path, corpus, files))
+
+    async def main() -> tuple[list[Any], float]:
+        async with Library(settings, parse=parse_document, parser_version=PARSER_VERSION) as lib:
+            floods = [lib.load(parse_ref(f"local/flood{i}")) for i in range(4)]
+            started = asyncio.get_running_loop().time()
+            results = await asyncio.gather(
+                *floods, lib.load(parse_ref("local/paper")), return_exceptions=True
+            )
+            return results, asyncio.get_running_loop().time() - started
+
+    started = time.perf_counter()
+    results, seconds = asyncio.run(main())
+    print(f"four floods and a paper: {time.perf_counter() - started:.1f} s")
+    assert all(isinstance(r, TooLarge) and "100,000 lines" in str(r) for r in results[:4])
+    assert isinstance(results[4], LoadedPaper) and results[4].document.sections
+    assert seconds < 45  # loose: a shared machine (before: 26 s a flood, two at a time)

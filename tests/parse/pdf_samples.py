@@ -7,6 +7,7 @@ every reader has built in, so no font file is needed.
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Iterable
 
@@ -451,3 +452,151 @@ def many_lines_pdf(pages: int = 150, rows: int = 700) -> bytes:
         for _ in range(pages)
     ]
     return pages_pdf(contents, compress=True)
+
+
+# Helvetica's advance widths (thousandths of the size), so that a sample can centre a line
+_WIDTHS = (
+    "667 667 722 722 667 611 778 722 278 500 667 556 833 722 778 667 778 722 667 611 722 667 944 "
+    "667 667 611 556 556 500 556 556 278 556 556 222 222 500 222 833 556 556 556 556 333 500 278 "
+    "556 500 722 500 500 500 278 278 278"
+)
+_HELVETICA = dict(
+    zip(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz .,",
+        map(int, re.findall(r"\d+", _WIDTHS)),
+        strict=True,
+    )
+)
+
+
+def _width(text: str, size: float) -> float:
+    return sum(_HELVETICA.get(c, 556) for c in text) * size / 1000  # 556: a digit
+
+
+def _centred(y: float, size: float, text: str, centre: float = 306.0) -> tuple[float, ...]:
+    return (centre - _width(text, size) / 2, y, size, text)
+
+
+def _small_caps(y: float, words: list[str], centre: float = 306.0) -> bytes:
+    """A heading in faked small capitals, as IEEEtran sets them in Times: each word's first
+    capital at 10 pt, the rest as 8 pt capitals 1.5 pt apart (PDFium reads a space there)."""
+    pieces: list[tuple[float, str]] = []  # size, text
+    for number, word in enumerate(words):
+        lead = (" " if number else "") + word[0]
+        if word[0].isupper() and len(word) > 1 and word[1:].isupper():
+            pieces += [(10.0, lead), (8.0, word[1:])]
+        else:
+            pieces.append((10.0, lead + word[1:]))
+    total = sum(_width(text, size) + 1.5 for size, text in pieces)
+    x = centre - total / 2
+    ops = []
+    for size, text in pieces:
+        ops.append(b"BT /F1 %.1f Tf %.1f %.1f Td (%s) Tj ET" % (size, x, y, _escape(text)))
+        x += _width(text, size) + (1.5 if size == 10.0 else 0.0)
+    return b"\n".join(ops)
+
+
+def roman_headings_pdf() -> bytes:
+    """A physics-style first page: an author line and an affiliation set like headings
+    ("I. Ivanova,1 …", "1 Department of …"), "I." and "INTRODUCTION" on lines of their own,
+    then IEEEtran's small capitals ("II. R ELATED W ORK", "R EFERENCES") and three entries."""
+    body = "runs on across the column so that the line is as wide as the text block here"
+    # headings are centred on the text block
+    middle = 72.0 + _width(f"Part 10 {body}.", 10.0) / 2
+    lines: list[tuple[float, ...]] = [
+        _centred(740.0, 18.0, "Roman Headings in a Physics Paper", middle),
+        _centred(712.0, 11.0, "I. Ivanova,1 A. Petrov,2 and K. Sato1", middle),
+        _centred(698.0, 11.0, "1 Department of Physics, Northfield University, Oslo", middle),
+        _centred(626.0, 10.0, "I.", middle),
+        _centred(612.0, 10.0, "INTRODUCTION", middle),
+    ]
+    lines += [(72.0, 680.0 - 12.0 * row, 10.0, f"Part 1{row} {body}.") for row in range(4)]
+    lines += [(72.0, 592.0 - 12.0 * row, 10.0, f"Part 2{row} {body}.") for row in range(5)]
+    lines += [(72.0, 508.0 - 12.0 * row, 10.0, f"Part 3{row} {body}.") for row in range(5)]
+    entries = ["Ann Author. A first title. 2020.", "Bob Writer. A second title. 2021."]
+    entries.append("Carl Coder. A third title. 2022.")
+    lines += [(72.0, 420.0 - 12.0 * n, 9.0, f"[{n + 1}] {text}") for n, text in enumerate(entries)]
+    content = b"\n".join(
+        [
+            text_content(line for line in lines if len(line) == 4),  # type: ignore[misc]
+            _small_caps(528.0, ["II.", "RELATED", "WORK"], middle),
+            _small_caps(440.0, ["REFERENCES"], middle),
+        ]
+    )
+    return pages_pdf([content])
+
+
+def roman_pile_pdf(pages: int = 40, rows: int = 60) -> bytes:
+    """Pages of nothing but heading bait: numbers alone on their lines, small-caps pieces
+    and author-like lines, one after the other (what the heading rules must stay linear on)."""
+    contents = []
+    for page in range(pages):
+        parts = []
+        for row in range(rows):
+            y = 770.0 - row * 12.0
+            if row % 3 == 0:
+                parts.append(text_content([(300.0, y, 10.0, "IV.")]))
+            elif row % 3 == 1:
+                parts.append(_small_caps(y, ["A", "MODEL", "OF", "EVERYTHING"]))
+            else:
+                parts.append(text_content([(200.0, y, 11.0, f"A. Ivanova,{page} B. Sato{row}")]))
+        contents.append(b"\n".join(parts))
+    return pages_pdf(contents, compress=True)
+
+
+def line_flood_pdf(pages: int = 1000, rows: int = 900) -> bytes:
+    """Pages of one-letter lines, every page drawing the same content stream: 900,000 lines
+    of text in a PDF of a few kilobytes, nine times what the tree is built from."""
+    content = text_content(
+        (72.0 + (row % 3) * 150, 780.0 - row * 0.8, 1.0, "w") for row in range(rows)
+    )
+    kids = b" ".join(b"%d 0 R" % (5 + i) for i in range(pages))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages),
+        _FONT,
+        stream(content, compress=True),
+    ]
+    objects += [
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>"
+    ] * pages
+    return assemble(objects)
+
+
+def italic_subsections_pdf() -> bytes:
+    """IEEEtran's subsections in italics at the body size ("A. Detector" on a line of its
+    own) under a roman section, and an italic paragraph that opens like one but runs to the
+    column's edge ("B. Sato showed …"): the first is a subsection, the second text."""
+    body = "runs on across the column so that the line is as wide as the text block here"
+    middle = 72.0 + _width(f"Part 10 {body}.", 10.0) / 2
+    plain = [
+        _centred(740.0, 18.0, "Italic Subsections Under Roman Sections", middle),
+        _centred(700.0, 10.0, "I. INTRODUCTION", middle),
+    ]
+    plain += [(72.0, 680.0 - 12.0 * row, 10.0, f"Part 1{row} {body}.") for row in range(3)]
+    plain += [(72.0, 600.0 - 12.0 * row, 10.0, f"Part 2{row} {body}.") for row in range(3)]
+    plain += [(72.0, 520.0 - 12.0 * row, 10.0, f"Part 3{row} {body}.") for row in range(3)]
+    # a title-like opening as wide as the body's lines, in few words
+    words = "Sato demonstrated considerable improvements throughout experimental measurements"
+    wide = f"B. {words}"
+    while _width(wide, 10.0) < _width(f"Part 10 {body}.", 10.0):
+        wide += " nationwide"
+    italic = [
+        (72.0, 620.0, 10.0, "A. Detector"),
+        (72.0, 540.0, 10.0, wide),
+        (72.0, 528.0, 10.0, "and the italic paragraph ends on this line."),
+    ]
+    content = text_content(plain) + b"\n" + text_content(italic).replace(b"/F1 ", b"/F2 ")
+    oblique = _FONT.replace(b"/Helvetica ", b"/Helvetica-Oblique ")
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [5 0 R] /Count 1 >>",
+            _FONT,
+            oblique,
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 3 0 R /F2 4 0 R >> >> /Contents 6 0 R >>",
+            stream(content),
+        ]
+    )

@@ -28,6 +28,7 @@ CASES: list[tuple[str, Callable[[], bytes], type[PaperAnchorError] | None]] = [
     ("stream bomb", lambda: samples.stream_bomb_pdf(2000), TooLarge),
     ("500 pages", lambda: samples.paper_pdf(500), None),
     ("105,000 lines", samples.many_lines_pdf, TooLarge),
+    ("900,000 lines", samples.line_flood_pdf, TooLarge),
 ]
 
 
@@ -66,7 +67,7 @@ def test_a_pdf_with_500_pages_reads_every_page() -> None:
     assert all(f"Page {n} line 1 of " in markdown for n in (1, 250, 500))
 
 
-_LINE = ["text", 72, 700, 300, 710, 10, 0, 0, False]
+_LINE = ["text", 72, 700, 300, 710, 10, 0, 0, False, 0]
 
 
 @pytest.mark.parametrize(
@@ -75,13 +76,14 @@ _LINE = ["text", 72, 700, 300, 710, 10, 0, 0, False]
         {"pages": "many"},
         {"pages": [{"lines": "x"}]},
         {"pages": [{"lines": [["text", 1, 2, 3]]}]},
-        {"pages": [{"lines": [["text", float("nan"), 2, 3, 4, 10, 0, 0, False]]}]},
-        {"pages": [{"lines": [["text", True, 2, 3, 4, 10, 0, 0, False]]}]},
+        {"pages": [{"lines": [["text", float("nan"), 2, 3, 4, 10, 0, 0, False, 0]]}]},
+        {"pages": [{"lines": [["text", True, 2, 3, 4, 10, 0, 0, False, 0]]}]},
+        {"pages": [{"lines": [["text", 1, 2, 3, 4, 10, 0, 0, False, "x"]]}]},
         {"pages": [{"lines": [_LINE], "graphics": "boxes"}]},
         {"pages": [{"lines": [_LINE], "graphics": [["x", 1, 2, 3, 4]]}]},
         {"pages": [{"lines": [_LINE], "graphics": [["i", 1, 2, 3, float("inf")]]}]},
     ],
-    ids=["pages", "lines", "short line", "nan", "bool", "graphics", "kind", "inf"],
+    ids=["pages", "lines", "short line", "nan", "bool", "italic", "graphics", "kind", "inf"],
 )
 def test_an_answer_the_reader_could_not_have_written_is_refused(answer: dict[str, object]) -> None:
     # a child process that a hostile PDF took over could write anything on its stdout
@@ -109,3 +111,28 @@ def test_the_tree_of_a_dense_two_column_pdf_costs_time_in_proportion_to_its_line
     # four times the lines, four times the time: a square would be sixteen (loose: the
     # machine is shared)
     assert costs[1] < 2.5 * costs[0]
+
+
+def test_a_flood_of_lines_is_refused_in_the_reader_before_the_lines_reach_the_parser() -> None:
+    import time
+    import tracemalloc
+
+    data = samples.line_flood_pdf()  # 900,000 one-letter lines in 159 kB
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        with pytest.raises(TooLarge, match="more than 100,000 lines"):
+            parse_pdf(data)
+        seconds = time.perf_counter() - started
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    _, run = read_pdf(data)
+    print(
+        f"900,000 lines: {seconds:.2f} s, parent peak {peak / 2**20:.1f} MB of Python objects, "
+        f"child peak RSS {run.peak_rss / 2**20:.0f} MB"
+    )
+    # before the reader counted: 26-55 s, +540 MB in the parent, 376 MB in the child
+    assert seconds < 20
+    assert peak < 16 * 2**20
+    assert run.peak_rss < 200 * 2**20

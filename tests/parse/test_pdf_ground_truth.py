@@ -1,7 +1,9 @@
 """The same paper twice: the tree read from pdflatex's PDF against LaTeXML's tree of the source.
 
 fixtures/pdf/<name>.pdf and fixtures/html/<name>.html come from the same fixtures/src/<name>;
-full-twocolumn is `full` set in two columns. Figures per paper are printed (pytest -s).
+full-twocolumn is `full` set in two columns, revtex is REVTeX 4.2 (headings "I. INTRODUCTION",
+"A. Thin spacers", a bibliography without a title), ieeetran is IEEEtran (small-caps headings,
+italic subsections). Figures per paper are printed (pytest -s).
 """
 
 from __future__ import annotations
@@ -14,10 +16,16 @@ import pytest
 from paperanchor.parse import parse_document
 from paperanchor.parse.pdf import parse_pdf
 from paperanchor.render.markdown import document_chunks, join
-from paperanchor.tree import Document, Paragraph, Section, Text
+from paperanchor.tree import Document, Paragraph, Section, Text, walk
 from tests.conftest import FIXTURES
 
-PAPERS = [("short", "short"), ("full", "full"), ("full-twocolumn", "full")]
+PAPERS = [
+    ("short", "short"),
+    ("full", "full"),
+    ("full-twocolumn", "full"),
+    ("revtex", "revtex"),
+    ("ieeetran", "ieeetran"),
+]
 _WORD = re.compile(r"\w+")
 
 
@@ -37,12 +45,28 @@ def _paragraphs(blocks: tuple[object, ...]) -> list[str]:
     return out
 
 
+def _subsections(document: Document) -> dict[str, str]:
+    """Title words -> id of every subsection and subsubsection (LaTeXML's run-in `\\paragraph`
+    units are left out: the PDF prints them as the first words of their paragraph)."""
+    return {
+        " ".join(_words(v.node.title.text)): v.node.id
+        for v in walk(document.blocks)
+        if isinstance(v.node, Section) and v.node.kind in ("subsection", "subsubsection")
+    }
+
+
 def _figures(pdf: Document, html: Document) -> dict[str, float]:
     pdf_titles = {" ".join(_words(s.title.text)) for s in pdf.sections}
     html_sections = [s for s in html.sections if s.kind != "body"]
     sections = sum(" ".join(_words(s.title.text)) in pdf_titles for s in html_sections) / len(
         html_sections
     )
+    # a subsection counts when found with LaTeXML's id: S3.SS1 for "A. Detector" under "III."
+    html_subsections = _subsections(html)
+    pdf_subsections = _subsections(pdf)
+    subsections = sum(
+        pdf_subsections.get(title) == id_ for title, id_ in html_subsections.items()
+    ) / max(1, len(html_subsections))
     markdown = " ".join(_words(join(document_chunks(pdf))))
     # paragraphs that open with math are left out: the PDF has no TeX to compare with
     starts = [" ".join(_words(p)[:8]) for p in _paragraphs(html.blocks)]
@@ -54,7 +78,12 @@ def _figures(pdf: Document, html: Document) -> dict[str, float]:
         head = " ".join(_words(reference.title or reference.text)[:6])
         found += any(head in text for text in pdf_refs)
     references = found / len(html.references)
-    return {"sections": sections, "paragraphs": paragraphs, "references": references}
+    return {
+        "sections": sections,
+        "subsections": subsections if html_subsections else 1.0,
+        "paragraphs": paragraphs,
+        "references": references,
+    }
 
 
 @pytest.mark.parametrize(("pdf_name", "html_name"), PAPERS)
@@ -66,6 +95,7 @@ def test_the_pdf_tree_finds_what_latexml_found_in_the_same_source(
     figures = _figures(pdf, html)
     print(f"{pdf_name}: " + ", ".join(f"{k} {v:.0%}" for k, v in figures.items()))
     assert figures["sections"] >= 0.90, figures
+    assert figures["subsections"] >= 0.90, figures
     assert figures["paragraphs"] >= 0.85, figures
     assert figures["references"] >= 0.90, figures
 

@@ -18,6 +18,7 @@ from paperanchor.parse.pdf.structure import (
     TreeBuilder,
     _Builder,
     abstract_start,
+    join_split_numbers,
     link_citations,
     title_and_authors,
 )
@@ -52,7 +53,7 @@ def document_from_pages(pages: tuple[Page, ...], source_url: str = "") -> Docume
     pages = drop_furniture(pages)
     size = body_size(pages)
     pages = drop_float_contents(pages, size)
-    lines = reading_order(pages, size)
+    lines = join_split_numbers(reading_order(pages, size), size)
     vocabulary = Vocabulary(placed.line for placed in lines)
     builder = TreeBuilder(lines, size, vocabulary)
     start = abstract_start(lines, size)

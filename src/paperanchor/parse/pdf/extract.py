@@ -18,6 +18,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from paperanchor.errors import ParseError, TooLarge
 
@@ -59,6 +60,7 @@ class Line:
     bold: float
     math: float
     hyphen: bool
+    italic: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +107,7 @@ def check_pdf(data: bytes) -> None:
 
 def run_worker(data: bytes) -> tuple[bytes, bytes, WorkerRun]:
     """Run the child on `data`; its stdout, stderr and cost. The child is always reaped."""
-    args = [str(ADDRESS_MB), str(CPU_S), str(MAX_PAGES), str(MAX_CHARS)]
+    args = [str(ADDRESS_MB), str(CPU_S), str(MAX_PAGES), str(MAX_CHARS), str(MAX_LINES)]
     start = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-I", str(_WORKER), *args],
@@ -161,7 +163,7 @@ def run_worker(data: bytes) -> tuple[bytes, bytes, WorkerRun]:
     for thread in threads:
         thread.start()
     try:
-        out = process.stdout.read(MAX_OUTPUT + 1)
+        out = _read_capped(process.stdout, MAX_OUTPUT)
         if len(out) > MAX_OUTPUT:
             kill()
     finally:
@@ -186,6 +188,20 @@ def run_worker(data: bytes) -> tuple[bytes, bytes, WorkerRun]:
     return out, b"".join(stderr), run
 
 
+def _read_capped(pipe: IO[bytes], cap: int) -> bytes:
+    """At most `cap` + 1 bytes from the pipe, read a chunk at a time: one `read(cap + 1)`
+    allocates the whole cap (60 MB) for a one-line error answer."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= cap:
+        chunk = pipe.read(min(1 << 20, cap + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
 def _failure(run: WorkerRun, stderr: bytes) -> Exception:
     if run.returncode in (-signal.SIGXCPU, -signal.SIGKILL) or run.seconds >= WALL_S:
         return TooLarge(f"the PDF takes more than {CPU_S} s to read")
@@ -206,6 +222,8 @@ def _error(answer: dict[str, object]) -> Exception:
         return TooLarge(
             f"the PDF has more than {MAX_CHARS:,} characters of text (by page {answer.get('page')})"
         )
+    if kind == "lines":
+        return _too_many_lines(f"more than {MAX_LINES:,}")
     return ParseError("the bytes are not a PDF that can be read")
 
 
@@ -216,10 +234,11 @@ def _number(value: object) -> float:
 
 
 def _line(item: object) -> Line:
-    if not isinstance(item, list) or len(item) != 9 or not isinstance(item[0], str):
+    if not isinstance(item, list) or len(item) != 10 or not isinstance(item[0], str):
         raise ValueError(item)
     x0, y0, x1, y1, size, bold, math_share = (_number(v) for v in item[1:8])
-    return Line(item[0], x0, y0, x1, y1, size, bold, math_share, item[8] is True)
+    italic = _number(item[9])
+    return Line(item[0], x0, y0, x1, y1, size, bold, math_share, item[8] is True, italic)
 
 
 def _graphic(item: object) -> Graphic:
@@ -229,10 +248,23 @@ def _graphic(item: object) -> Graphic:
     return Graphic(item[0], x0, y0, x1, y1)
 
 
+def _too_many_lines(count: str) -> TooLarge:
+    return TooLarge(f"the PDF has {count} lines of text; at most {MAX_LINES:,} are read")
+
+
 def _pages(answer: dict[str, object]) -> tuple[Page, ...]:
     raw_pages = answer.get("pages")
     if not isinstance(raw_pages, list):
         raise ValueError("pages")
+    # the worker stops past MAX_LINES; a child that does not is refused before its lines
+    # are built as objects
+    lines = sum(
+        len(p["lines"])
+        for p in raw_pages
+        if isinstance(p, dict) and isinstance(p.get("lines"), list)
+    )
+    if lines > MAX_LINES:
+        raise _too_many_lines(f"{lines:,}")
     pages = []
     for number, raw in enumerate(raw_pages, start=1):
         if not isinstance(raw, dict) or not isinstance(raw.get("lines"), list):
@@ -267,11 +299,10 @@ def read_pdf(data: bytes) -> tuple[tuple[Page, ...] | Exception, WorkerRun]:
         if "error" in answer:
             return _error(answer), run
         pages = _pages(answer)
+    except TooLarge as error:
+        return error, run
     except (ValueError, TypeError, RecursionError):
         return ParseError("the PDF reader gave an answer that is not its format"), run
-    lines = sum(len(page.lines) for page in pages)
-    if lines > MAX_LINES:
-        return TooLarge(f"the PDF has {lines:,} lines of text; at most {MAX_LINES:,} are read"), run
     return pages, run
 
 

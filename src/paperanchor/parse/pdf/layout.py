@@ -246,6 +246,7 @@ def _join_row(row: list[Line]) -> Line:
         sum(ln.bold * w for ln, w in zip(row, weights, strict=True)) / total,
         sum(ln.math * w for ln, w in zip(row, weights, strict=True)) / total,
         row[-1].hyphen,
+        sum(ln.italic * w for ln, w in zip(row, weights, strict=True)) / total,
     )
 
 

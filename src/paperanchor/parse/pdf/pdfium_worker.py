@@ -9,10 +9,11 @@ and writes JSON to stdout, one object: `{"pages": [...]}` or `{"error": kind, ..
 nothing of paperanchor, so the child starts in about 70 ms.
 
 Each page is `{"width", "height", "stamp", "lines", "graphics"}`; a line is
-`[text, x0, y0, x1, y1, size, bold, math, hyphen]` in PDF points (y grows upwards): its
+`[text, x0, y0, x1, y1, size, bold, math, hyphen, italic]` in PDF points (y grows upwards): its
 characters in content order, the font size most of them have, the share of bold and of math-font
-characters, and whether it ends in a line-end hyphen that PDFium marked as such. `stamp` is the
-arXiv margin stamp when the page has one (rotated text `arXiv:IDvN [category] date`).
+characters, whether it ends in a line-end hyphen that PDFium marked as such, and the share of
+italic characters (IEEEtran's subsection headings are italic). `stamp` is the arXiv margin
+stamp when the page has one (rotated text `arXiv:IDvN [category] date`).
 """
 
 from __future__ import annotations
@@ -25,14 +26,16 @@ import resource
 import sys
 from typing import Any
 
-# Sizes the parent passes on the command line: address space (MB), CPU seconds, pages, chars.
-_LIMIT_ARGS = 4
+# Sizes the parent passes on the command line: address space (MB), CPU seconds, pages, chars,
+# lines.
+_LIMIT_ARGS = 5
 
 _STAMP = re.compile(
     r"arXiv:\s?((?:\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})v\d+)\s+\[[\w.\-]+\]\s+"
     r"\d{1,2}\s+[A-Z][a-z]{2}\s+\d{4}"
 )
 _BOLD = re.compile(r"bold|black|heavy|semibold|demi|medi|cmbx|cmb\d|bx\d|-b$|tb$|\bsb", re.I)
+_ITALIC = re.compile(r"ital|oblique|slant|cmti|cmsl|cmbxti|-it$|-i$", re.I)
 _MATH = re.compile(
     r"cmmi|cmsy|cmex|msam|msbm|math|symbol|rsfs|eufm|eusm|stmary|wasy|txsy|pxsy|txex|pxex"
     r"|mnsymbol|lmmi|lmsy|lmex|cmbsy|cmmib|esint|dsrom|bbold|stix",
@@ -41,6 +44,11 @@ _MATH = re.compile(
 # A gap wider than this many font sizes between two characters of one line splits it: equation
 # numbers at the margin, table cells, a column that PDFium ran on into its neighbour.
 _SPLIT_GAP = 2.5
+
+
+# Faked small capitals are set at 70-80% of the capital's size (IEEEtran: 8 pt beside 10 pt).
+_CAPS_LOW = 0.6
+_CAPS_HIGH = 0.9
 
 
 # Page objects other than text, by PDFium's type number (FPDF_PAGEOBJ_*).
@@ -66,29 +74,49 @@ def _fail(kind: str, **extra: Any) -> int:
 
 
 class _Fonts:
-    """Bold and math flags per text object (characters of one object share its font)."""
+    """Bold, math and italic flags per text object (characters of one object share its
+    font), and per font: a page whose every glyph is an object of its own (a flood of
+    one-letter lines) looks each font's name up once, not once a glyph."""
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw
-        self.cache: dict[int | None, tuple[bool, bool]] = {}
+        self.cache: dict[int | None, tuple[bool, bool, bool]] = {}
+        self.by_font: dict[int | None, tuple[bool, bool, bool]] = {}
         self.buffer = ctypes.create_string_buffer(256)
 
-    def flags(self, textpage: Any, index: int) -> tuple[bool, bool]:
+    def clear(self) -> None:
+        """Forget the page's objects and fonts (their handles are the page's)."""
+        self.cache.clear()
+        self.by_font.clear()
+
+    def flags(self, textpage: Any, index: int) -> tuple[bool, bool, bool]:
         obj = self.raw.FPDFText_GetTextObject(textpage, index)
         key = ctypes.cast(obj, ctypes.c_void_p).value
         found = self.cache.get(key)
         if found is None:
-            name = ""
-            weight = -1
             font = self.raw.FPDFTextObj_GetFont(obj) if key else None
-            if font:
-                length = self.raw.FPDFFont_GetBaseFontName(font, self.buffer, 256)
-                name = self.buffer.raw[: max(0, min(length, 256) - 1)].decode("latin-1")
-                weight = self.raw.FPDFFont_GetWeight(font)
-            base = name.split("+", 1)[-1]
-            found = (weight >= 600 or bool(_BOLD.search(base)), bool(_MATH.search(base)))
+            font_key = ctypes.cast(font, ctypes.c_void_p).value if font else None
+            found = self.by_font.get(font_key)
+            if found is None:
+                found = self._font_flags(font)
+                self.by_font[font_key] = found
             self.cache[key] = found
         return found
+
+    def _font_flags(self, font: Any) -> tuple[bool, bool, bool]:
+        name = ""
+        weight = -1
+        if font:
+            length = self.raw.FPDFFont_GetBaseFontName(font, self.buffer, 256)
+            name = self.buffer.raw[: max(0, min(length, 256) - 1)].decode("latin-1")
+            weight = self.raw.FPDFFont_GetWeight(font)
+        base = name.split("+", 1)[-1]
+        is_math = bool(_MATH.search(base))
+        return (
+            weight >= 600 or bool(_BOLD.search(base)),
+            is_math,
+            not is_math and bool(_ITALIC.search(base)),
+        )
 
 
 def _page_text(raw: Any, textpage: Any, count: int) -> str:
@@ -112,18 +140,36 @@ def _stamp(raw: Any, textpage: Any, text: str) -> tuple[str | None, range]:
     return None, range(0)
 
 
-def _lines(raw: Any, textpage: Any, text: str, skip: range, fonts: _Fonts) -> list[list[Any]]:
+def _small_caps(chars: list[str], char: str, size: float, before: float, math_font: bool) -> bool:
+    """Whether the space before `char` is the gap of faked small capitals: a word's capital at
+    full size, its other letters as smaller capitals ("I NTRODUCTION", "R EFERENCES" from
+    IEEEtran in Times), so it is no space at all."""
+    if math_font or not chars or not char.isupper() or not chars[-1].isupper():
+        return False
+    if len(chars) > 1 and not chars[-2].isspace():
+        return False  # the capital is a word's first letter only when it stands alone
+    return _CAPS_LOW * before <= size <= _CAPS_HIGH * before
+
+
+def _lines(
+    raw: Any, textpage: Any, text: str, skip: range, fonts: _Fonts, budget: int
+) -> list[list[Any]]:
+    """The page's lines; it stops once it has more than `budget` (the paper's lines past that
+    are refused, so they are never built: 900,000 one-letter lines cost 26 s and 540 MB in the
+    parent when they were)."""
     rect = raw.FS_RECTF()
     matrix = raw.FS_MATRIX()
     out: list[list[Any]] = []
     chars: list[str] = []
     state: dict[str, float] = {}
     sizes: dict[float, int] = {}
-    bold = maths = 0
+    bold = maths = italics = 0
     space = False
+    last_size = 0.0  # of the last character kept
+    last_math = False
 
     def flush(hyphen: bool) -> None:
-        nonlocal bold, maths
+        nonlocal bold, maths, italics
         if chars:
             size = max(sizes.items(), key=lambda item: item[1])[0]
             visible = max(1, sum(sizes.values()))
@@ -138,14 +184,17 @@ def _lines(raw: Any, textpage: Any, text: str, skip: range, fonts: _Fonts) -> li
                     round(bold / visible, 2),
                     round(maths / visible, 2),
                     hyphen,
+                    round(italics / visible, 2),
                 ]
             )
         chars.clear()
         sizes.clear()
         state.clear()
-        bold = maths = 0
+        bold = maths = italics = 0
 
     for index, char in enumerate(text):
+        if len(out) > budget:
+            return out
         if index in skip:
             continue
         if char in "\r\n":
@@ -176,10 +225,11 @@ def _lines(raw: Any, textpage: Any, text: str, skip: range, fonts: _Fonts) -> li
             if off_line or gap < -2 * size or gap > _SPLIT_GAP * max(size, state["size"]):
                 flush(False)
                 space = False
+        is_bold, is_math, is_italic = fonts.flags(textpage, index)
         if not state:
             state.update(x0=left, x1=right, y0=bottom, y1=top, b0=bottom, b1=top, size=size)
         else:
-            if space:
+            if space and not _small_caps(chars, char, size, last_size, is_math or last_math):
                 chars.append(" ")
             state["x0"] = min(state["x0"], left)
             state["x1"] = max(state["x1"], right)
@@ -192,10 +242,11 @@ def _lines(raw: Any, textpage: Any, text: str, skip: range, fonts: _Fonts) -> li
                 state["size"] = size
         space = False
         chars.append(char)
+        last_size, last_math = size, is_math
         sizes[size] = sizes.get(size, 0) + 1
-        is_bold, is_math = fonts.flags(textpage, index)
         bold += is_bold
         maths += is_math
+        italics += is_italic
     flush(False)
     return out
 
@@ -240,7 +291,8 @@ def _graphics(raw: Any, page: Any) -> list[list[Any]]:
 
 
 def main() -> int:
-    address_mb, cpu_s, max_pages, max_chars = (int(a) for a in sys.argv[1 : 1 + _LIMIT_ARGS])
+    limits = (int(a) for a in sys.argv[1 : 1 + _LIMIT_ARGS])
+    address_mb, cpu_s, max_pages, max_chars, max_lines = limits
     _limit(address_mb, cpu_s)
     data = sys.stdin.buffer.read()
     # the bindings alone, not pypdfium2's helpers: they cost 50-100 ms more to import, a third
@@ -258,6 +310,7 @@ def main() -> int:
     fonts = _Fonts(raw)
     pages: list[dict[str, Any]] = []
     total = 0
+    total_lines = 0
     for number in range(max(count, 0)):
         page = raw.FPDF_LoadPage(document, number)
         textpage = raw.FPDFText_LoadPage(page) if page else None
@@ -273,14 +326,17 @@ def main() -> int:
             return _fail("chars", page=number + 1, chars=total)
         text = _page_text(raw, textpage, chars) if chars > 0 else ""
         stamp, skip = _stamp(raw, textpage, text)
-        lines = _lines(raw, textpage, text, skip, fonts)
+        lines = _lines(raw, textpage, text, skip, fonts, max_lines - total_lines)
+        total_lines += len(lines)
+        if total_lines > max_lines:
+            return _fail("lines", page=number + 1)
         graphics = _graphics(raw, page)
         pages.append(
             {"width": width, "height": height, "stamp": stamp, "lines": lines, "graphics": graphics}
         )
         raw.FPDFText_ClosePage(textpage)
         raw.FPDF_ClosePage(page)
-        fonts.cache.clear()
+        fonts.clear()
     raw.FPDF_CloseDocument(document)
     json.dump({"pages": pages}, sys.stdout, separators=(",", ":"))
     return 0

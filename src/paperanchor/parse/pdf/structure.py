@@ -37,6 +37,16 @@ _APPENDIX = re.compile(
     r"^(?P<word>(?i:appendix)\s+)?(?P<num>[A-Z](?:\.\d{1,2}){0,2})(?P<dot>[.:]?)\s+(?P<title>\S.*)$"
 )
 _ROMAN = re.compile(r"^(?P<num>[IVX]{1,5})\.\s+(?P<title>\S.*)$")
+# A heading's number set on a line of its own, its title on the next ("I." then
+# "INTRODUCTION"; REVTeX's "A." then "Thin spacers")
+_NUMBER_ALONE = re.compile(r"^(?:[IVX]{1,5}|[A-Z])\.$")
+# Front matter that may be set like a heading: an affiliation names an institution and a place
+# after a comma; an author line is names marked with their affiliations ("Ann Lee,1 Bo Wu2")
+_AFFILIATION = re.compile(
+    r"universit|institut|department|laborator|college|school\s+of|faculty|\bdept\b|@", re.I
+)
+_AFFILIATION_MARK = re.compile(r"[^\W\d_]\d|[∗*†‡§¶]")
+_INITIAL = re.compile(r"\b[A-Z]\.(?:\s|-)")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 _UNNUMBERED = {
     "acknowledgments": "unnumbered",
@@ -168,6 +178,54 @@ def _looks_like_title(title: str) -> bool:
     )
 
 
+def _front_matter(text: str) -> bool:
+    """Whether a first-page line set like a heading is an affiliation or an author line:
+    "I. Ivanova,1 A. Petrov,2 and K. Sato1" opens like section I, "1 Department of Physics,
+    Harwick University" like section 1; neither is one."""
+    if _AFFILIATION.search(text) and ("," in text or "@" in text):
+        return True
+    if text.isupper():
+        return False  # REVTeX's and IEEEtran's headings are capitals, names are not
+    names = _names(text)
+    # after the heading-like opening, an initial ("A. Petrov") names a person: a heading
+    # "1 Deep Learning, Neural Networks" has two name-like parts and no initial
+    rest = text.split(None, 1)[1] if " " in text else ""
+    initial = _INITIAL.search(rest) is not None
+    return (len(names) >= 2 and initial) or bool(names and _AFFILIATION_MARK.search(text))
+
+
+def join_split_numbers(lines: list[Placed], size: float) -> list[Placed]:
+    """The lines with a heading number set on a line of its own ("I." above or beside
+    "INTRODUCTION") joined to the title that follows it in the same column."""
+    out: list[Placed] = []
+    index = 0
+    while index < len(lines):
+        placed = lines[index]
+        after = lines[index + 1] if index + 1 < len(lines) else None
+        line = placed.line
+        if (
+            after is not None
+            and _NUMBER_ALONE.match(line.text.strip())
+            and (after.page, after.column) == (placed.page, placed.column)
+            and line.y0 - after.line.y1 < 1.5 * size
+            and after.line.y1 > line.y0 - 3 * size
+            and abs(after.line.size - line.size) < 0.3 * size
+        ):
+            title = after.line
+            joined = replace(
+                title,
+                text=f"{line.text.strip()} {title.text.strip()}",
+                x0=min(line.x0, title.x0),
+                y1=max(line.y1, title.y1),
+            )
+            out.append(replace(after, line=joined))
+            index += 2
+            continue
+        out.append(placed)
+        index += 1
+    return out
+
+
 class _Numbering:
     """The headings accepted so far; a candidate must continue the sequence they started."""
 
@@ -244,10 +302,34 @@ class TreeBuilder:
         # REVTeX sets its headings bold at 9 pt beside a 10 pt body
         return (line.bold >= 0.5 and line.size >= 0.85 * self.size) or line.size >= 1.08 * self.size
 
+    def _caps_style(self, placed: Placed) -> bool:
+        """IEEEtran and REVTeX set headings in (small) capitals, centred in the column, at the
+        body size or under it and not bold: "I. INTRODUCTION", "REFERENCES"."""
+        line = placed.line
+        letters = [char for char in line.text if char.isalpha()]
+        if len(letters) < 3 or any(char.islower() for char in letters):
+            return False
+        if line.size < 0.7 * self.size:
+            return False
+        middle = (line.x0 + line.x1) / 2
+        centre = (placed.column_left + placed.column_right) / 2
+        return abs(middle - centre) <= 1.5 * self.size
+
+    def _styled(self, placed: Placed) -> bool:
+        return self._heading_style(placed.line) or self._caps_style(placed)
+
     def heading(self, placed: Placed) -> _Heading | None:
         line = placed.line
         text = line.text.strip()
-        if len(text) > 160 or not self._heading_style(line) or line.math > 0.3:
+        if len(text) > 160 or line.math > 0.3:
+            return None
+        if not self._styled(placed):
+            # IEEEtran sets "A. Detector" in italics at the body size, on a line of its own
+            # (the first line of an italic paragraph runs to the column's edge)
+            italic = line.italic >= 0.5 and self._is_body(placed)
+            short = line.x1 < placed.column_right - 2 * self.size
+            return self._letter_subsection(text) if italic and short else None
+        if placed.page == 1 and _front_matter(text):
             return None
         name = re.sub(r"[\s.:]+$", "", text).lower()
         name = re.sub(r"\s+", " ", name)
@@ -263,6 +345,9 @@ class TreeBuilder:
         roman = _ROMAN.match(text)
         if match and roman and not match.group("word") and not self.numbering.letter_mode:
             match = None  # "I. INTRODUCTION" opens a roman sequence, not appendix I
+        subsection = self._letter_subsection(text)
+        if subsection is not None:
+            return subsection
         if match and _looks_like_title(match.group("title")):
             num = match.group("num")
             parts = num.split(".")
@@ -279,6 +364,27 @@ class TreeBuilder:
             key = (_roman(num),)
             return _Heading("section", num, num + ".", match.group("title"), key, roman=True)
         return None
+
+    def _letter_subsection(self, text: str) -> _Heading | None:
+        """Under "II. RESULTS" (REVTeX, IEEEtran) "A. Thin spacers" is subsection II.A."""
+        numbering = self.numbering
+        if not numbering.roman_mode or numbering.appendix or not numbering.key:
+            return None
+        match = _APPENDIX.match(text)
+        if (
+            match is None
+            or match.group("word")
+            or "." in match.group("num")
+            or not _looks_like_title(match.group("title"))
+        ):
+            return None
+        num = match.group("num")
+        top = numbering.key[0]
+        roman = _ROMAN.match(text)
+        if roman is not None and top < _roman(roman.group("num")) <= top + 2:
+            return None  # "V. DISCUSSION" after "IV." is section V, not subsection IV.V
+        key = (top, ord(num) - ord("A") + 1)
+        return _Heading("subsection", num, num + ".", match.group("title"), key, roman=True)
 
     def _equation(self, placed: Placed) -> tuple[bool, str | None]:
         line = placed.line
@@ -534,13 +640,16 @@ class TreeBuilder:
                 return None
         for offset in range(len(lines) - 1, -1, -1):
             placed = lines[offset]
-            match = _BIB_PLAIN.match(placed.line.text.strip())
+            text = placed.line.text.strip()
+            # REVTeX raises its numbers (prl, 4.1) or brackets them (prb, 4.2)
+            label = _BIB_PLAIN if _BIB_PLAIN.match(text) else _BIB_BRACKET
+            match = label.match(text)
             if match is None or match.group("label") != "1" or self._is_body_size(placed):
                 continue
             tail = lines[offset:]
             if any(self._is_body_size(p) for p in tail):
                 return None
-            if len(_sequence_starts(tail, _BIB_PLAIN)) >= _MIN_UNHEADED_ENTRIES:
+            if len(_sequence_starts(tail, label)) >= _MIN_UNHEADED_ENTRIES:
                 return start + offset
             return None
         return None
@@ -592,13 +701,17 @@ class TreeBuilder:
                 self.stack[-1].references.append([placed])
                 index += 1
                 continue
-            if _FRONT_BLOCK.match(text) and (self.abstract is not None or not self.stack):
+            if _FRONT_BLOCK.match(text) and not self.stack:
+                # front matter ends at the first section: a body line that opens with
+                # "Keywords that users …" (2407.01603v3, page 39) is the paper's text
                 self._flush()
                 self.front_block = True
                 rest = _KEYWORDS.sub("", text) if _KEYWORDS.match(text) else ""
                 if rest and rest != text:
                     self.keywords.append(rest)
-                index += 1
+                    index = self._keyword_lines(index)
+                else:
+                    index += 1
                 before = None
                 continue
             if _CAPTION.match(text):
@@ -637,7 +750,7 @@ class TreeBuilder:
             if (
                 (placed.page, placed.column) != (first.page, first.column)
                 or abs(placed.line.size - first.line.size) > 0.3
-                or not self._heading_style(placed.line)
+                or not self._styled(placed)
                 or first.line.y0 - placed.line.y1 > self.gap + 0.5 * self.size
                 or self.heading(placed) is not None
                 or len(placed.line.text) > 80
@@ -661,6 +774,26 @@ class TreeBuilder:
                 heading.roman,
             )
         )
+        return end
+
+    def _keyword_lines(self, index: int) -> int:
+        """The keywords' wrapped lines after the one at `index` (IEEEtran's "Index Terms—…"
+        runs on in the same bold type); the index after them."""
+        first = self.lines[index]
+        end = index + 1
+        while end < len(self.lines):
+            placed, before = self.lines[end], self.lines[end - 1]
+            if (
+                (placed.page, placed.column) != (first.page, first.column)
+                or abs(placed.line.size - first.line.size) > 0.3
+                or abs(placed.line.bold - first.line.bold) > 0.3
+                or before.line.y0 - placed.line.y1 > self.gap + 0.5 * self.size
+                or self.heading(placed) is not None
+                or _FRONT_BLOCK.match(placed.line.text.strip())
+            ):
+                break
+            self.keywords.append(placed.line.text.strip())
+            end += 1
         return end
 
     def abstract_done(self) -> None:
@@ -799,16 +932,20 @@ def title_and_authors(
         )
     else:
         candidates = [placed.line for placed in front[end:]]
-    found: list[tuple[str, bool]] = []
+    found: list[tuple[str, bool, float]] = []
     for line in candidates:
         if line.size >= title_lines[0].size or line.size < 0.8 * size:
             continue
         for name in _names(line.text):
-            if name not in (n for n, _ in found):
-                found.append((name, line.bold >= 0.5))
-    if any(bold for _, bold in found) and not all(bold for _, bold in found):
-        found = [(name, bold) for name, bold in found if bold]
-    return inline(title), tuple(name for name, _ in found), end
+            if name not in (n for n, _, _ in found):
+                found.append((name, line.bold >= 0.5, line.size))
+    if any(bold for _, bold, _ in found) and not all(bold for _, bold, _ in found):
+        found = [item for item in found if item[1]]
+    largest = max((item[2] for item in found), default=0.0)
+    # names are never set smaller than the affiliations under them (IEEEtran: 11 pt names
+    # over 10 pt places, "Lagoon City, Nigeria")
+    found = [item for item in found if item[2] > largest - 0.3]
+    return inline(title), tuple(name for name, _, _ in found), end
 
 
 def _names(text: str) -> list[str]:
