@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
@@ -98,6 +98,8 @@ def parse_document(html: bytes | str, base_url: str = "") -> Document:
     if document is None:
         raise ParseError("the page is not a LaTeXML document (no ltx_document element)")
     effective_base = _effective_base(base_url, page.base_href)
+    if not page.base_href:
+        effective_base = _own_site(page.page_url, page.ar5iv_styles) or effective_base
     ctx = ParseContext(
         base_url=effective_base,
         section_errors=count_section_errors(page.errors),
@@ -155,6 +157,25 @@ def _effective_base(base_url: str, base_href: str | None) -> str:
         return urljoin(base_url, href)
     except ValueError:
         return base_url
+
+
+# The public sites whose pages name themselves (`og:url`, canonical link): a page saved from
+# one keeps that site's images wherever it is read from (a local directory, a mirror).
+_OWN_SITES = frozenset({"ar5iv.labs.arxiv.org", "ar5iv.org", "arxiv.org", "www.arxiv.org"})
+AR5IV_SITE = "https://ar5iv.labs.arxiv.org/"
+
+
+def _own_site(page_url: str | None, ar5iv_styles: bool) -> str | None:
+    """The page's own address when it names one of `_OWN_SITES` (ar5iv writes images as
+    `/html/ID/assets/x1.png`, site-relative); ar5iv's site when only its stylesheets say so."""
+    if page_url:
+        try:
+            parts = urlsplit(page_url.strip()[:2000])
+        except ValueError:
+            parts = None
+        if parts is not None and parts.scheme == "https" and parts.hostname in _OWN_SITES:
+            return parts.geturl()
+    return AR5IV_SITE if ar5iv_styles else None
 
 
 def _document(page: PageScan, document: HtmlElement, ctx: ParseContext, base: str) -> Document:
