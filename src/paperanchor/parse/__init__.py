@@ -24,7 +24,7 @@ from paperanchor.parse.front import (
 from paperanchor.parse.scan import PageScan, scan
 from paperanchor.parse.sections import count_section_errors, section_kind
 from paperanchor.parse.version import parser_version
-from paperanchor.tree import Block, Document, Inline, Section, Text, walk
+from paperanchor.tree import Block, Document, Inline, Paragraph, Section, Text, walk
 
 # Cached papers of another version are rebuilt; it follows the parser's code (parse/version.py).
 PARSER_VERSION = parser_version()
@@ -273,13 +273,14 @@ def _body(document: HtmlElement, ctx: ParseContext) -> list[Block]:
 
     def flush() -> None:
         nonlocal runs, residue
-        if loose:
+        if any(not isinstance(b, Paragraph) or b.blocks for b in loose):
+            # a run of empty paragraphs (what is left once debris is left out) is no text
             runs += 1
             section_id = "body" if runs == 1 else f"body.{runs}"
             title = Inline("Main text", "Main text")
             errors = ctx.residue - residue
             out.append(Section(section_id, "body", None, "", title, 1, tuple(loose), errors))
-            loose.clear()
+        loose.clear()
         residue = ctx.residue
 
     for child in children(document):
