@@ -227,3 +227,14 @@ def test_a_run_of_empty_paragraphs_is_no_main_text_section() -> None:
     )
     document = parse_document(_page(body))
     assert [b.id for b in document.blocks] == ["S1"]
+
+
+def test_a_conversion_error_inside_loose_text_leaves_one_run_without_it() -> None:
+    body = (
+        "<section class='ltx_section' id='S1'><h2 class='ltx_title'>1 A</h2>"
+        "<div class='ltx_para' id='S1.p1'>Before <span class='ltx_ERROR undefined'>\\foo</span>"
+        "[opt] after.</div></section>"
+    )
+    document = parse_document(_page(body))
+    (paragraph,) = document.sections[0].blocks
+    assert join(node_chunks(paragraph, document)) == "Before after.\n"
