@@ -757,3 +757,38 @@ def test_a_failed_local_file_is_passed_over_for_the_network(replay, tmp_path, co
 
     assert loaded.source == "arxiv" and loaded.document.quality == "degraded"
     assert replay.paths() == ["/html/2501.11120v1"]
+
+
+# -- images of local pages (SPEC §3): a saved ar5iv page's site-relative images are ar5iv's ----
+
+
+def _first_figure(document) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    from paperanchor.service import LocalPaper, Paper, figure
+
+    return figure(Paper.open(LocalPaper(document, "local/x", "local/x")), "F1")  # type: ignore[return-value]
+
+
+def test_a_local_ar5iv_page_keeps_its_images_on_ar5iv(replay, tmp_path, corpus):
+    local = _local_dir(tmp_path, corpus, {"2201.00020.html": "2201.00020.ar5iv.html"})
+
+    loaded = asyncio.run(load(replay.settings(tmp_path / "cache", local_dir=local), "2201.00020"))
+
+    assert loaded.source == "local"
+    assert _first_figure(loaded.document)["images"] == [
+        "https://ar5iv.labs.arxiv.org/html/2201.00020/assets/x1.png"
+    ]
+
+
+def test_an_ar5iv_page_that_names_itself_only_by_its_stylesheets_still_does(
+    replay, tmp_path, corpus
+):
+    html = (corpus / "html" / "2201.00020.ar5iv.html").read_bytes()
+    assert b"og:url" in html
+    stripped = html.replace(b'property="og:url"', b'property="og:title"')
+    local = _local_dir(tmp_path, corpus, {"2201.00020.html": stripped})
+
+    loaded = asyncio.run(load(replay.settings(tmp_path / "cache", local_dir=local), "2201.00020"))
+
+    assert _first_figure(loaded.document)["images"][0].startswith(
+        "https://ar5iv.labs.arxiv.org/html/2201.00020/assets/"
+    )

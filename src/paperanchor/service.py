@@ -9,6 +9,7 @@ import asyncio
 import copy
 import hashlib
 import logging
+import sys
 import unicodedata
 import weakref
 from collections.abc import Sequence
@@ -55,6 +56,9 @@ log = logging.getLogger(__name__)
 SCHEMA: Final = 1
 MAX_TOKENS_RANGE = (100, 100_000)
 DEFAULT_MAX_TOKENS = 8000
+WHOLE_NODE = object()
+"""`max_tokens` of a read that is never cut (SPEC §6: the Markdown routes answer the whole
+node); no argument that comes in over a wire is this object."""
 LIMIT_RANGE = (1, 50)
 DEFAULT_LIMIT = 5
 WAIT_RANGE = (0.0, 60.0)
@@ -422,7 +426,10 @@ def _more(door: Door, remaining: int, whole: int, fetch_path: str) -> str:
 def read(
     paper: Paper, anchor: str | None, max_tokens: object = None, door: Door = "rest"
 ) -> ReadResult:
-    limit = _int_arg("maxTokens", max_tokens, DEFAULT_MAX_TOKENS, MAX_TOKENS_RANGE)
+    if max_tokens is WHOLE_NODE:
+        limit = sys.maxsize // 4
+    else:
+        limit = _int_arg("maxTokens", max_tokens, DEFAULT_MAX_TOKENS, MAX_TOKENS_RANGE)
     meta = paper.meta
     if anchor is not None and anchor.strip() == WHOLE_PAPER:
         anchor = None
@@ -797,7 +804,8 @@ class PaperService:
         self, paper: str, anchor: str | None, max_tokens: object = None, door: Door = "rest"
     ) -> Served[ReadResult]:
         """A node's Markdown (SPEC §4 read); the whole paper for no anchor."""
-        _int_arg("maxTokens", max_tokens, DEFAULT_MAX_TOKENS, MAX_TOKENS_RANGE)
+        if max_tokens is not WHOLE_NODE:
+            _int_arg("maxTokens", max_tokens, DEFAULT_MAX_TOKENS, MAX_TOKENS_RANGE)
         ref = parse_ref(paper)
         view = await self.paper(paper)
         if view.rendered(anchor):

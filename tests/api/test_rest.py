@@ -321,3 +321,50 @@ def test_only_images_inside_the_local_directory_are_served(http, path):
     answer = http.get(path)
     assert answer.status_code == 404
     assert answer.json()["error"]["code"] == "not-found"
+
+
+def _long_paper(sections: int = 120) -> bytes:
+    """A paper of about 150,000 tokens: 120 sections of 50 distinct sentences each."""
+    body = "".join(
+        f"<section class='ltx_section' id='S{s}'><h2 class='ltx_title'>{s} Part {s}</h2>"
+        + "".join(
+            f"<div class='ltx_para' id='S{s}.p{p}'><p class='ltx_p'>Sentence {s}.{p} says "
+            "that revisions of preprints are counted once per version and compared by their "
+            f"paragraphs, figures and equations, number {s * 100 + p}.</p></div>"
+            for p in range(1, 51)
+        )
+        + "</section>"
+        for s in range(1, sections + 1)
+    )
+    return (
+        "<!DOCTYPE html><html><head><title>Long</title></head><body><article "
+        f"class='ltx_document'><h1 class='ltx_title ltx_title_document'>Long</h1>{body}"
+        "</article></body></html>"
+    ).encode()
+
+
+def test_the_whole_paper_markdown_is_never_cut_however_long(replay_server, tmp_path):
+    local = tmp_path / "papers"
+    local.mkdir()
+    (local / "long.html").write_bytes(_long_paper())
+    settings = settings_for(replay_server, tmp_path / "cache", local_dir=local)
+    with live_server(settings) as server, server.client() as http:
+        whole = http.get("/local/long.md")
+        section = http.get("/local/long/sections/S120.md")
+        cut = http.get("/local/long.md", params={"maxTokens": 100_000})
+    assert whole.status_code == 200
+    assert whole.text.rstrip().endswith("number 12050.")  # its last paragraph
+    assert "[truncated:" not in whole.text
+    assert "[truncated:" not in section.text
+    # asked for a bound, it is cut and says where the rest is, in REST's own words
+    assert len(cut.text) < len(whole.text) and "; fetch /local/long/outline.json]" in cut.text
+
+
+def test_a_whole_paper_read_over_mcp_is_bounded_and_says_so_in_mcps_words():
+    from paperanchor.parse import parse_document
+    from paperanchor.service import LocalPaper, Paper, read
+
+    paper = Paper.open(LocalPaper(parse_document(_long_paper()), "local/long", "local/long"))
+    result = read(paper, None, None, door="mcp")
+    assert result.truncated and result.tokens <= 8_000
+    assert result.markdown.rstrip().endswith("; call read with maxTokens=100000]")

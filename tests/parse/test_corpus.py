@@ -80,7 +80,16 @@ def test_counts_equal_the_manifest(name: str) -> None:
     spans = len(root.xpath(f"//span[{has_class('ltx_para')}]"))
     assert int(row["n_paragraphs"]) in (divs, divs + spans)
     boxed = root.xpath(f"//foreignobject//span[{has_class('ltx_para')}][not(ancestor::td)]")
-    assert found["paragraphs"] == divs + len(boxed)
+    # outside any section, a paragraph of conversion debris alone (2401.16380v1's
+    # "tcb@breakable", an undefined macro's argument) is not kept as a "Main text" section
+    debris = [
+        d
+        for d in root.xpath(f"//article/div[{has_class('ltx_para')}]")
+        if re.fullmatch(
+            r"\s*[A-Za-z]+@[A-Za-z@]+\s*", "".join(d.xpath(".//text()[not(ancestor::button)]"))
+        )
+    ]
+    assert found["paragraphs"] == divs + len(boxed) - len(debris)
     # The manifest counted equation ids on `table`/`tbody` only; LaTeXML 0.8.0 put the ids of
     # a group's rows on `tr`, so those rows are added back (0903.1000, 1311.0066).
     row_ids = {e.get("id") for e in root.iter("tr") if re.search(r"\.Ex?\d+$", e.get("id") or "")}

@@ -207,3 +207,34 @@ def test_the_outline_counts_algorithms_apart_from_figures() -> None:
     figures = page.xpath(f"//figure[{has_class('ltx_figure')}][not(ancestor::figure)]")
     assert counts["counts"]["algorithms"] == len(algorithms) == 2
     assert counts["counts"]["figures"] == len(figures)
+
+
+def test_an_undefined_macros_internal_argument_is_debris_and_no_main_text_is_left_of_it() -> None:
+    document = parsed("html/2401.16380v1.arxiv.html")
+    # `\pdfcolInitStack{tcb@breakable}`: the error and its argument, nothing of the paper
+    assert [b.id for b in document.blocks if isinstance(b, Section) and b.kind == "body"] == []
+    assert document.errors == 2
+
+
+def test_a_run_of_empty_paragraphs_is_no_main_text_section() -> None:
+    document = parsed("pairs/2401.10225v1.arxiv.html")
+    assert not [b for b in document.blocks if isinstance(b, Section) and b.kind == "body"]
+    body = (
+        "<div class='ltx_para' id='p1'><p class='ltx_p'><span class='ltx_ERROR undefined'>"
+        "\\printindex</span>[columns=2, intoc]</p></div>"
+        "<section class='ltx_section' id='S1'><h2 class='ltx_title'>1 A</h2>"
+        "<div class='ltx_para' id='S1.p1'><p class='ltx_p'>Text.</p></div></section>"
+    )
+    document = parse_document(_page(body))
+    assert [b.id for b in document.blocks] == ["S1"]
+
+
+def test_a_conversion_error_inside_loose_text_leaves_one_run_without_it() -> None:
+    body = (
+        "<section class='ltx_section' id='S1'><h2 class='ltx_title'>1 A</h2>"
+        "<div class='ltx_para' id='S1.p1'>Before <span class='ltx_ERROR undefined'>\\foo</span>"
+        "[opt] after.</div></section>"
+    )
+    document = parse_document(_page(body))
+    (paragraph,) = document.sections[0].blocks
+    assert join(node_chunks(paragraph, document)) == "Before after.\n"

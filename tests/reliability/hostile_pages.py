@@ -170,6 +170,15 @@ def math_labels(count: int = 2_000) -> bytes:
     return _page(body)
 
 
+def crowded_head(count: int = 100_000) -> bytes:
+    """A head of 100,000 canonical links and og:url metas, each naming another site."""
+    head = (
+        "<link rel='canonical stylesheet' href='/assets/ar5iv-x.css'>"
+        "<meta property='og:url' content='https://ar5iv.labs.arxiv.org/html/1'>"
+    ) * count
+    return _page(_section("S1", "1", "Head", "<p class='ltx_p'>Body.</p>"), head=head)
+
+
 def _section(section_id: str, number: str, title: str, body: str) -> str:
     return (
         f"<section class='ltx_section' id='{section_id}'><h2 class='ltx_title ltx_title_section'>"
@@ -192,6 +201,7 @@ PAGES: dict[str, Callable[[], bytes]] = {
     "loose-acknowledgements": loose_acknowledgements,
     "ampersand-authors": ampersand_authors,
     "math-labels": math_labels,
+    "crowded-head": crowded_head,
 }
 
 

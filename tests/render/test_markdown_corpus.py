@@ -61,6 +61,10 @@ def _page_text(el, entries=None) -> str:  # type: ignore[no-untyped-def]
                     words = child.text_content().strip().rstrip(",").split()
                     key = len(words) == 1 and _alnum(words[0]) not in _alnum(printed)
                     out.append(number if key else child.text_content())
+                elif "ltx_ERROR" in cls:
+                    # a conversion error holds the undefined macro's name ("{mdframed}",
+                    # "\\xpatchcmd"): counted by the outline, not the paper's text
+                    pass
                 elif tag not in ("math", "svg", "img") and "ltx_note" not in cls:
                     walk(child)
             if child.tail:

@@ -22,7 +22,7 @@ from pydantic import TypeAdapter
 from paperanchor.api import models
 from paperanchor.errors import NotFound, PaperAnchorError
 from paperanchor.refs import parse_ref, shown
-from paperanchor.service import MAX_TOKENS_RANGE, WAIT_RANGE, PaperService, Served
+from paperanchor.service import WAIT_RANGE, WHOLE_NODE, PaperService, Served
 
 JSON_TYPE = "application/json"
 MARKDOWN_TYPE = "text/markdown; charset=utf-8"
@@ -42,7 +42,7 @@ NOT_CACHEABLE = "no-store"
 TAXONOMY = "public, max-age=86400"
 
 # Markdown routes answer the whole node unless ?maxTokens= asks for less (SPEC §6).
-WHOLE = MAX_TOKENS_RANGE[1]
+WHOLE = WHOLE_NODE
 
 
 class MarkdownResponse(Response):
@@ -493,7 +493,7 @@ def _matches(if_none_match: str | None, etag: str) -> bool:
     return "*" in candidates or etag in candidates
 
 
-def _or_whole(max_tokens: int | None) -> int:
+def _or_whole(max_tokens: int | None) -> object:
     return WHOLE if max_tokens is None else max_tokens
 
 

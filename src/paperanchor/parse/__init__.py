@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
@@ -24,7 +24,7 @@ from paperanchor.parse.front import (
 from paperanchor.parse.scan import PageScan, scan
 from paperanchor.parse.sections import count_section_errors, section_kind
 from paperanchor.parse.version import parser_version
-from paperanchor.tree import Block, Document, Inline, Section, Text, walk
+from paperanchor.tree import Block, Document, Inline, Paragraph, Section, Text, walk
 
 # Cached papers of another version are rebuilt; it follows the parser's code (parse/version.py).
 PARSER_VERSION = parser_version()
@@ -98,6 +98,8 @@ def parse_document(html: bytes | str, base_url: str = "") -> Document:
     if document is None:
         raise ParseError("the page is not a LaTeXML document (no ltx_document element)")
     effective_base = _effective_base(base_url, page.base_href)
+    if not page.base_href:
+        effective_base = _own_site(page.page_url, page.ar5iv_styles) or effective_base
     ctx = ParseContext(
         base_url=effective_base,
         section_errors=count_section_errors(page.errors),
@@ -156,6 +158,25 @@ def _effective_base(base_url: str, base_href: str | None) -> str:
         return urljoin(base_url, href)
     except ValueError:
         return base_url
+
+
+# The public sites whose pages name themselves (`og:url`, canonical link): a page saved from
+# one keeps that site's images wherever it is read from (a local directory, a mirror).
+_OWN_SITES = frozenset({"ar5iv.labs.arxiv.org", "ar5iv.org", "arxiv.org", "www.arxiv.org"})
+AR5IV_SITE = "https://ar5iv.labs.arxiv.org/"
+
+
+def _own_site(page_url: str | None, ar5iv_styles: bool) -> str | None:
+    """The page's own address when it names one of `_OWN_SITES` (ar5iv writes images as
+    `/html/ID/assets/x1.png`, site-relative); ar5iv's site when only its stylesheets say so."""
+    if page_url:
+        try:
+            parts = urlsplit(page_url.strip()[:2000])
+        except ValueError:
+            parts = None
+        if parts is not None and parts.scheme == "https" and parts.hostname in _OWN_SITES:
+            return parts.geturl()
+    return AR5IV_SITE if ar5iv_styles else None
 
 
 def _document(page: PageScan, document: HtmlElement, ctx: ParseContext, base: str) -> Document:
@@ -253,13 +274,14 @@ def _body(document: HtmlElement, ctx: ParseContext) -> list[Block]:
 
     def flush() -> None:
         nonlocal runs, residue
-        if loose:
+        if any(not isinstance(b, Paragraph) or b.blocks for b in loose):
+            # a run of empty paragraphs (what is left once debris is left out) is no text
             runs += 1
             section_id = "body" if runs == 1 else f"body.{runs}"
             title = Inline("Main text", "Main text")
             errors = ctx.residue - residue
             out.append(Section(section_id, "body", None, "", title, 1, tuple(loose), errors))
-            loose.clear()
+        loose.clear()
         residue = ctx.residue
 
     for child in children(document):

@@ -53,11 +53,8 @@ _TRANSPARENT = frozenset(
         "ltx_figure_panel",
     }
 )
-# LaTeXML's own furniture that is not content; site chrome is `dom.is_chrome`. A conversion
-# error holds the undefined macro's name only (counted by the outline, see inline.py).
-_SKIP = frozenset(
-    {"ltx_pagination", "ltx_rdf", "ltx_listing_data", "ltx_role_newpage", "ltx_ERROR"}
-)
+# LaTeXML's own furniture that is not content; site chrome is `dom.is_chrome`.
+_SKIP = frozenset({"ltx_pagination", "ltx_rdf", "ltx_listing_data", "ltx_role_newpage"})
 _SKIP_TAGS = frozenset({"hr"})
 
 
@@ -67,7 +64,9 @@ def is_section(el: HtmlElement) -> bool:
 
 def blocks_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block]:
     """The blocks an element stands for: itself if it is a block, else its children's."""
-    if _skipped(el) or not ctx.first_reading(el):
+    if _skipped(el) or "ltx_ERROR" in classes(el) or not ctx.first_reading(el):
+        # a conversion error standing alone holds the undefined macro's name only (counted by
+        # the outline); inside a run of text the inline walk leaves it out (inline.py)
         return []
     if ctx.block_depth >= MAX_BLOCK_DEPTH:
         return _flattened(el, ctx, parent_id)

@@ -149,6 +149,9 @@ _CONTROL_WORD = re.compile(r"(?<![^\s{(])\\@?[A-Za-z@]{2,}")
 # prints "[columns=2, intoc]"; `\cellcolor[HTML]{E19898}` prints "[HTML]E19898", 1,990 times on
 # 2604.15597v1): bounded, so that a hostile tail costs one short match.
 _ERROR_OPTIONS = re.compile(r"\s*\[(?:HTML\]\s*[0-9A-Fa-f]{6}(?![0-9A-Za-z])|[^\[\]]{0,200}\])")
+# ... or the internal name it was given (`\pdfcolInitStack{tcb@breakable}` prints
+# "tcb@breakable", 2401.16380v1): a word with an "@" inside, no address (no dot after it).
+_ERROR_INTERNAL = re.compile(r"\s*[A-Za-z]{1,40}@[A-Za-z@]{1,40}(?![.\w])")
 
 
 def _words(raw: str, ctx: ParseContext, out: InlineResult) -> None:
@@ -156,14 +159,16 @@ def _words(raw: str, ctx: ParseContext, out: InlineResult) -> None:
     if "\\" in raw and not out.code:
         raw, found = _CONTROL_WORD.subn("", raw)
         ctx.residue += found
+    if "@" in raw and not out.code and _ERROR_INTERNAL.fullmatch(raw.strip()):
+        # an internal name standing alone, where an undefined macro left its argument
+        ctx.residue += 1
+        return
     out.add_text(raw)
 
 
 def _after_error(tail: str) -> str:
-    """The text after an `ltx_ERROR` element without the undefined macro's options."""
-    if not tail.lstrip().startswith("["):
-        return tail
-    match = _ERROR_OPTIONS.match(tail)
+    """The text after an `ltx_ERROR` element without the undefined macro's arguments."""
+    match = (_ERROR_OPTIONS if tail.lstrip().startswith("[") else _ERROR_INTERNAL).match(tail)
     return tail[match.end() :] if match else tail
 
 

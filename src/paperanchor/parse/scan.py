@@ -67,6 +67,10 @@ class PageScan:
     authors: list[HtmlElement] = field(default_factory=list)
     errors: list[HtmlElement] = field(default_factory=list)
     base_href: str | None = None
+    page_url: str | None = None
+    """The address the page gives for itself: its `og:url`, else its canonical link."""
+    ar5iv_styles: bool = False
+    """Whether the head links ar5iv's own stylesheets (`/assets/ar5iv….css`): ar5iv served it."""
     title: HtmlElement | None = None
     generator: str | None = None
     license: HtmlElement | None = None
@@ -157,6 +161,29 @@ def _in_chrome(el: HtmlElement) -> bool:
     return is_chrome(el) or any(is_chrome(a) for a in el.iterancestors())
 
 
+# A head holds a few dozen elements; a hostile one is read this far and no further.
+_HEAD_ELEMENTS = 200
+
+
+def _own_address(head: HtmlElement, found: PageScan) -> None:
+    """Where the page says it came from: `og:url`, the canonical link, ar5iv's stylesheets."""
+    og_url = canonical = None
+    for index, el in enumerate(head):
+        if index >= _HEAD_ELEMENTS:
+            break
+        tag = tag_of(el)
+        if tag == "meta" and og_url is None and el.get("property") == "og:url":
+            og_url = el.get("content")
+        elif tag == "link":
+            rel = (el.get("rel") or "").lower().split()
+            href = el.get("href") or ""
+            if "canonical" in rel and canonical is None:
+                canonical = href
+            elif "stylesheet" in rel and href.startswith("/assets/ar5iv"):
+                found.ar5iv_styles = True
+    found.page_url = og_url or canonical
+
+
 def scan(root: HtmlElement, raw: bytes) -> PageScan:
     found = PageScan()
     head = root.find("head")
@@ -164,6 +191,7 @@ def scan(root: HtmlElement, raw: bytes) -> PageScan:
         found.title = head.find("title")
         base = head.find("base")
         found.base_href = base.get("href") if base is not None else None
+        _own_address(head, found)
         for comment in head.iter(etree.Comment):
             match = _GENERATOR.search((comment.text or "")[:1000])
             if match:
