@@ -8,6 +8,9 @@ from lxml import etree
 
 from paperanchor.parse.context import MAX_BLOCK_DEPTH, OwnChild, ParseContext
 from paperanchor.parse.dom import (
+    CHROME_CLASSES,
+    CHROME_IDS,
+    CHROME_TAGS,
     HtmlElement,
     children,
     classes,
@@ -55,6 +58,7 @@ _TRANSPARENT = frozenset(
 )
 # LaTeXML's own furniture that is not content; site chrome is `dom.is_chrome`.
 _SKIP = frozenset({"ltx_pagination", "ltx_rdf", "ltx_listing_data", "ltx_role_newpage"})
+_SKIP_OR_CHROME = _SKIP | CHROME_CLASSES
 _SKIP_TAGS = frozenset({"hr"})
 
 
@@ -64,15 +68,25 @@ def is_section(el: HtmlElement) -> bool:
 
 def blocks_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block]:
     """The blocks an element stands for: itself if it is a block, else its children's."""
-    if _skipped(el) or "ltx_ERROR" in classes(el) or not ctx.first_reading(el):
+    tag = tag_of(el)
+    cls = classes(el)
+    element_id = el.get("id")
+    # skipped furniture and chrome (dom.is_chrome's test, its lookups made once here)
+    if tag in _SKIP_TAGS or tag in CHROME_TAGS or not cls.isdisjoint(_SKIP_OR_CHROME):
+        return []
+    if "ltx_ERROR" in cls:
         # a conversion error standing alone holds the undefined macro's name only (counted by
         # the outline); inside a run of text the inline walk leaves it out (inline.py)
         return []
+    if element_id is not None and (element_id in CHROME_IDS or not ctx.first_reading(element_id)):
+        return []
+    if el is ctx.abstract:
+        return []  # read on its own; a broken page nests it in the body
     if ctx.block_depth >= MAX_BLOCK_DEPTH:
         return _flattened(el, ctx, parent_id)
     ctx.block_depth += 1
     try:
-        if tag_of(el) == "svg":
+        if tag == "svg":
             return picture_blocks(el, ctx, parent_id, container_blocks)
         block = block_of(el, ctx, parent_id)
         if block is None:
@@ -125,7 +139,7 @@ def container_blocks(
                 if boxed:
                     flush()
                     out.extend(boxed)
-            elif not _skipped(child):
+            else:  # not skipped: `_is_block_element` takes what is skipped as a block
                 loose.append(child)
         if child.tail and child.tail.strip():
             loose.append(child.tail)
@@ -138,10 +152,6 @@ def _loose_text(parts: list[HtmlElement | str], ctx: ParseContext, parent_id: st
     if not content.markdown:
         return None
     return Text(ctx.positional_id(parent_id, "t"), content, cites, notes)
-
-
-def _skipped(el: HtmlElement) -> bool:
-    return tag_of(el) in _SKIP_TAGS or bool(classes(el) & _SKIP) or is_chrome(el)
 
 
 def _is_block_element(el: HtmlElement, ctx: ParseContext) -> bool:

@@ -42,17 +42,14 @@ class ParseContext:
     _read_ids: set[str] = field(default_factory=set)
     _positional: dict[str, int] = field(default_factory=dict)
 
-    def first_reading(self, el: HtmlElement) -> bool:
-        """Whether the element is met for the first time: an id is held by one node, so an
-        element met again (a float LaTeXML rendered twice, an id repeated on a badly nested
-        page) is not read a second time. Elements without an id are always read."""
-        element_id = el.get("id")
-        if element_id is None:
-            return el is not self.abstract
+    def first_reading(self, element_id: str) -> bool:
+        """Whether the element with this id is met for the first time: an id is held by one
+        node, so an element met again (a float LaTeXML rendered twice, an id repeated on a
+        badly nested page) is not read a second time."""
         if element_id in self._read_ids:
             return False
         self._read_ids.add(element_id)
-        return el is not self.abstract
+        return True
 
     def positional_id(self, parent_id: str, marker: str = "b") -> str:
         """A stable id for an element LaTeXML left without one: `<parent>.<marker><n>`."""

@@ -67,8 +67,11 @@ def _parts(el: HtmlElement) -> _Parts:
         elif is_tabular(tag, cls):
             found.tabulars.append(node)
             found.boxes.append(node)
-        elif tag == "svg" and text_boxes(node):
-            found.boxes.append(node)  # its text is read as blocks, a drawing is looked into
+        elif tag == "svg":
+            if text_boxes(node):
+                found.boxes.append(node)  # its text is read as blocks
+            else:  # a drawing: only the images in its foreignObjects are the float's
+                found.images.extend(node.iter("img"))
         elif tag == "img":
             found.images.append(node)
         elif tag != "math" and not is_chrome(node):
@@ -112,7 +115,7 @@ def parse_float(
             panels = tuple(
                 parse_float(node, ctx, float_id, blocks_of)
                 for node in parts.nested
-                if ctx.first_reading(node)
+                if node.get("id") is None or ctx.first_reading(node.get("id"))
             )
         finally:
             ctx.block_depth -= 1
@@ -255,11 +258,11 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
             break
         col = 0
         cells = [c for c in children(row) if _is_cell(c)]
-        all_th = bool(cells) and all(tag_of(c) == "th" or "ltx_th" in classes(c) for c in cells)
+        all_th = bool(cells) and all("ltx_th" in classes(c) or tag_of(c) == "th" for c in cells)
         for cell in cells:
             while (row_index, col) in grid:
                 col += 1
-            rowspan, colspan = _spans(cell)
+            rowspan, colspan = _spans(cell, classes(cell))
             allowed = MAX_TABLE_CELLS - steps
             if allowed <= 0:
                 cut = True
@@ -296,10 +299,10 @@ def _span(value: str | None) -> int:
         return 1
 
 
-def _spans(cell: HtmlElement) -> tuple[int, int]:
+def _spans(cell: HtmlElement, cls: frozenset[str]) -> tuple[int, int]:
     """A cell's rowspan and colspan: its attributes, or a span cell's `ltx_rowspan_N` classes."""
     rowspan, colspan = cell.get("rowspan"), cell.get("colspan")
-    if rowspan is None and colspan is None and "span_" in (cell.get("class") or ""):
+    if rowspan is None and colspan is None and not cls.isdisjoint(_SPANNING):
         for axis, count in _SPAN_CLASS.findall(cell.get("class") or ""):
             if axis == "row":
                 rowspan = count
@@ -310,10 +313,11 @@ def _spans(cell: HtmlElement) -> tuple[int, int]:
 
 def _is_cell(el: HtmlElement) -> bool:
     tag = tag_of(el)
-    return tag in ("td", "th") or (tag == "span" and not classes(el).isdisjoint(_SPAN_CELLS))
+    return tag == "td" or tag == "th" or (tag == "span" and not classes(el).isdisjoint(_SPAN_CELLS))
 
 
 _SPAN_CELLS = frozenset({"ltx_td", "ltx_th"})
+_SPANNING = frozenset({"ltx_rowspan", "ltx_colspan"})
 
 
 def _row_group(el: HtmlElement) -> str | None:

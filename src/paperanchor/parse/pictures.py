@@ -48,16 +48,17 @@ ContainerBlocks = Callable[[HtmlElement, ParseContext, str], list[Block]]
 
 
 def foreign_objects(picture: HtmlElement) -> list[HtmlElement]:
-    """The picture's foreignObjects in document order; a picture inside one is that one's."""
-    found: list[HtmlElement] = []
-    stack = [c for c in reversed(picture) if type(c.tag) is str]
-    while stack:
-        node = stack.pop()
-        if tag_of(node) == _FOREIGN:
-            found.append(node)
-        else:
-            stack.extend(c for c in reversed(node) if type(c.tag) is str)
-    return found
+    """The picture's foreignObjects in document order; a picture inside one is that one's.
+
+    libxml2 finds them (a drawing is thousands of paths, a Python walk of them costs more than
+    the rest of its figure); one is the picture's own when the nearest foreignObject above it
+    is the one above the picture itself.
+    """
+    found = list(picture.iter(_FOREIGN))
+    if len(found) < 2:
+        return found
+    above = next(picture.iterancestors(_FOREIGN), None)
+    return [f for f in found if next(f.iterancestors(_FOREIGN), None) is above]
 
 
 def _holds_text(foreign: HtmlElement) -> bool:
