@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from paperanchor.parse.dom import CHROME_CLASSES, CHROME_TAGS, HtmlElement
+from paperanchor.parse.inline import is_internal_name, without_error_arguments
 from paperanchor.parse.pictures import text_boxes
 from paperanchor.parse.sections import section_kind
 from paperanchor.render.markdown import reference_line
@@ -32,7 +33,9 @@ from paperanchor.tree import Reference, walk
 # - MathML's own text (LaTeXML's presentation and content trees, `x-llamapun` annotations):
 #   math is its TeX, which is what is compared;
 # - conversion errors (`ltx_ERROR`: `\hdashline`, undefined macros): LaTeXML's residue where it
-#   stands, counted as errors, never the paper's words;
+#   stands, counted as errors, never the paper's words; so is what an undefined macro leaves
+#   right after it (its optional argument, `[HTML]E19898` of `\cellcolor`) and an internal name
+#   standing alone as a paragraph (`tcb@breakable`), as the parser reads them (inline.py);
 # - a drawing's labels (a picture without a paragraph, list, display or code in its
 #   foreignObjects: a graph's node names, axis labels): the drawing's, as the words in an image;
 # - footnote, thanks and margin-note marks (`ltx_note_mark`, `ltx_tag_note`) and the line
@@ -146,7 +149,8 @@ def _page_text(el: HtmlElement, labels: dict[str, str], *, tex: bool) -> str:
     while stack:
         node, opening = stack.pop()
         if not opening:
-            out.append(node.tail or "")
+            tail = node.tail or ""
+            out.append(without_error_arguments(tail) if "ltx_ERROR" in _classes(node) else tail)
             continue
         if node is not el:
             stack.append((node, False))
@@ -353,6 +357,8 @@ def probe(paper: Paper, root: HtmlElement) -> PageProbe:
     labels = {entry: printed_label(tag) for entry, tag in tags.items() if tag is not None}
     for kind, el, home in _elements(document):
         text = _note_text(el, labels) if kind == "footnote" else element_text(el, labels)
+        if is_internal_name(text):
+            continue
         needle = words(text)
         if not needle:
             continue

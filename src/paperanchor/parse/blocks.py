@@ -314,13 +314,17 @@ def _list(
     return ListBlock(list_id, ordered, tuple(items))
 
 
+_LAYOUT_NEWLINE = re.compile(r"(?<=\S)\n(?=[ \t\n]*\S)")
+
+
 def _code(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Code:
     code_id = el.get("id") or ctx.positional_id(parent_id, "code")
     lines = [n for n in el.iter() if "ltx_listingline" in (n.get("class") or "").split()]
     if lines:
-        # a listing line is one line: the source's own newlines inside it are layout
+        # a listing line is one line: the source's own newlines inside it are layout, and one
+        # between two words is a space (2410.00260v2's "training data\n<b>return</b>")
         rendered = [
-            "".join(_text_without_line_numbers(line))
+            _LAYOUT_NEWLINE.sub(" ", "".join(_text_without_line_numbers(line)))
             .replace("\u00a0", " ")
             .replace("\n", "")
             .rstrip()

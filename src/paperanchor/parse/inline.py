@@ -122,7 +122,7 @@ def inline_of_elements(
     after_error = False
     for part in parts:
         if isinstance(part, str):
-            _words(_after_error(part) if after_error else part, ctx, out)
+            _words(without_error_arguments(part) if after_error else part, ctx, out)
             after_error = False
         else:
             after_error = _element(part, ctx, out, frozenset())
@@ -135,7 +135,7 @@ def _content(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
     for child in el:
         tail = child.tail
         if type(child.tag) is str and _element(child, ctx, out, skip) and tail:
-            tail = _after_error(tail)
+            tail = without_error_arguments(tail)
         if tail:
             _words(tail, ctx, out)
 
@@ -159,14 +159,19 @@ def _words(raw: str, ctx: ParseContext, out: InlineResult) -> None:
     if "\\" in raw and not out.code:
         raw, found = _CONTROL_WORD.subn("", raw)
         ctx.residue += found
-    if "@" in raw and not out.code and _ERROR_INTERNAL.fullmatch(raw.strip()):
+    if not out.code and is_internal_name(raw):
         # an internal name standing alone, where an undefined macro left its argument
         ctx.residue += 1
         return
     out.add_text(raw)
 
 
-def _after_error(tail: str) -> str:
+def is_internal_name(text: str) -> bool:
+    """Whether a run of text is only an internal name an undefined macro left (`tcb@breakable`)."""
+    return "@" in text and _ERROR_INTERNAL.fullmatch(text.strip()) is not None
+
+
+def without_error_arguments(tail: str) -> str:
     """The text after an `ltx_ERROR` element without the undefined macro's arguments."""
     match = (_ERROR_OPTIONS if tail.lstrip().startswith("[") else _ERROR_INTERNAL).match(tail)
     return tail[match.end() :] if match else tail
