@@ -22,6 +22,7 @@ from paperanchor.anchors import WHOLE_PAPER, AnchorIndex, Located
 from paperanchor.discovery import bibtex, categories, query
 from paperanchor.errors import BadRequest, NotFound
 from paperanchor.refs import PaperRef, parse_ref, shown
+from paperanchor.render.escape import markdown_line
 from paperanchor.render.json import equation_json, float_json, reference_json
 from paperanchor.render.markdown import (
     block_chunks,
@@ -413,7 +414,7 @@ def _more(door: Door, remaining: int, whole: int, fetch_path: str) -> str:
         how = f"rerun with --max-tokens {min(whole, MAX_TOKENS_RANGE[1])}"
     else:
         how = f"fetch {fetch_path}"
-    return f"…[truncated: {remaining} more tokens; {how}]"
+    return f"…[truncated: {remaining} more tokens; {markdown_line(how)}]"
 
 
 def read(

@@ -524,9 +524,9 @@ def error_response(error: PaperAnchorError, form: str) -> Response:
     if error.retry_after is not None:
         headers["Retry-After"] = str(max(1, math.ceil(error.retry_after)))
     if form in ("markdown", "text"):
-        text = (error.wire_text() + "\n").encode()
+        text = (error.wire_markdown() if form == "markdown" else error.wire_text()) + "\n"
         kind = MarkdownResponse if form == "markdown" else BibTeXResponse
-        return kind(text, status_code=error.status, headers=headers)
+        return kind(text.encode(), status_code=error.status, headers=headers)
     return Response(
         dumps(error.to_json()), status_code=error.status, media_type=JSON_TYPE, headers=headers
     )

@@ -21,7 +21,7 @@ from paperanchor.parse.equations import parse_equation, parse_group
 from paperanchor.parse.floats import is_float, parse_float, parse_tabular
 from paperanchor.parse.inline import inline_of, inline_of_elements
 from paperanchor.parse.sections import parse_section, section_kind
-from paperanchor.render.escape import escape_text
+from paperanchor.render.escape import escape_line_start, escape_text
 from paperanchor.tree import (
     Block,
     Code,
@@ -84,7 +84,9 @@ def _flattened(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block
     words = text_of(el)
     if not words:
         return []
-    text = Text(ctx.positional_id(parent_id, "t"), Inline(escape_text(words), words))
+    text = Text(
+        ctx.positional_id(parent_id, "t"), Inline(escape_line_start(escape_text(words)), words)
+    )
     return [text]
 
 
@@ -255,7 +257,10 @@ def _list(
                 0,
                 Text(
                     ctx.positional_id(item_id, "t"),
-                    Inline(squash(child.text).strip(), squash(child.text).strip()),
+                    Inline(
+                        escape_line_start(escape_text(squash(child.text).strip())),
+                        squash(child.text).strip(),
+                    ),
                 ),
             )
         items.append(ListItem(item_id, item_tag, tuple(content)))
