@@ -20,6 +20,7 @@ from fastapi.responses import Response
 from pydantic import TypeAdapter
 
 from paperanchor.api import models
+from paperanchor.api.files import read_image
 from paperanchor.errors import NotFound, PaperAnchorError
 from paperanchor.refs import parse_ref, shown
 from paperanchor.service import MAX_TOKENS_RANGE, WAIT_RANGE, PaperService, Served
@@ -195,13 +196,8 @@ async def local_file(request: Request, path: str) -> Response:
     unsafe = any(part in ("", ".", "..") or "\\" in part or "\0" in part for part in parts)
     if settings.local_dir is None or media_type is None or unsafe:
         raise NotFound(f"No image {shown(path)} in the local directory")
-    # Joined without resolving links: the folder may link to files kept elsewhere, but a
-    # name can never climb out of it (no "..", no absolute part, checked above).
-    file = pathlib.Path(settings.local_dir, *parts)
-    try:
-        body = await asyncio.to_thread(file.read_bytes)
-    except OSError:
-        raise NotFound(f"No image {shown(path)} in the local directory") from None
+    # regular files inside the folder only, links resolved, size-capped (api/files.py)
+    body = await asyncio.to_thread(read_image, pathlib.Path(settings.local_dir), parts, shown(path))
     return Response(body, media_type=media_type, headers={"Cache-Control": "public, max-age=3600"})
 
 
