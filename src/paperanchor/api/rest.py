@@ -24,6 +24,7 @@ from paperanchor.api.files import read_image
 from paperanchor.errors import NotFound, PaperAnchorError
 from paperanchor.refs import parse_ref, shown
 from paperanchor.service import MAX_TOKENS_RANGE, WAIT_RANGE, PaperService, Served
+from paperanchor.store import NoStore
 
 JSON_TYPE = "application/json"
 MARKDOWN_TYPE = "text/markdown; charset=utf-8"
@@ -155,8 +156,10 @@ def service(request: Request) -> PaperService:
 
 
 @router.get("/healthz", **json_route(models.Health, "Liveness"))
-async def healthz() -> Response:
-    return Response(b'{"status":"ok"}', media_type=JSON_TYPE, headers={"Cache-Control": "no-store"})
+async def healthz(request: Request) -> Response:
+    cacheless = isinstance(request.app.state.library.store, NoStore)  # store.open_store
+    body = b'{"status":"ok","cache":"unavailable"}' if cacheless else b'{"status":"ok"}'
+    return Response(body, media_type=JSON_TYPE, headers={"Cache-Control": "no-store"})
 
 
 @router.get(
