@@ -33,6 +33,7 @@ from paperanchor import __version__, warmup
 from paperanchor.api import mcp, pages, rest
 from paperanchor.api.arguments import invalid_arguments
 from paperanchor.api.disconnect import CancelOnDisconnect
+from paperanchor.api.headers import DefenceHeaders
 from paperanchor.api.limits import ClientLimit, Rate, RateLimitMiddleware
 from paperanchor.api.metrics import Metrics, RequestMetrics
 from paperanchor.discovery.client import Discovery, discovery_of
@@ -137,6 +138,7 @@ def create_app(
         )
     app.add_middleware(HostCheck, settings=settings)  # before the rate limit counts the request
     app.add_middleware(RequestMetrics, metrics=metrics, routes=app.router.routes)
+    app.add_middleware(DefenceHeaders, settings=settings)  # outermost: on every answer, 421s too
     return app
 
 

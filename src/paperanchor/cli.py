@@ -17,6 +17,7 @@ from typing import Any
 from paperanchor import service
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, internal
 from paperanchor.parse import PARSER_VERSION, parse_document
+from paperanchor.terminal import TerminalText
 
 Operation = Callable[[service.Paper, argparse.Namespace], Any]
 
@@ -405,6 +406,16 @@ def main(argv: list[str] | None = None) -> int:
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # the subcommand's own usage, not the top-level one
         commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
+    streams = sys.stdout, sys.stderr
+    if args.command not in ("serve", "mcp"):  # a reader's terminal, not a protocol or a log
+        sys.stdout, sys.stderr = TerminalText(sys.stdout), TerminalText(sys.stderr)
+    try:
+        return _main(args)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         return _run(args)
     except PaperAnchorError as exc:

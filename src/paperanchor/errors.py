@@ -14,6 +14,8 @@ Adapters map the family to their wire form in one place each; `str(err)` is the 
 
 from __future__ import annotations
 
+from paperanchor.render.escape import markdown_line
+
 
 class PaperAnchorError(Exception):
     """Base of every error the project raises on purpose."""
@@ -27,8 +29,13 @@ class PaperAnchorError(Exception):
         self.retry_after = retry_after
 
     def wire_text(self) -> str:
-        """The `<code>: <detail>` text of Markdown routes, MCP and the CLI."""
+        """The `<code>: <detail>` text of the CLI and plain-text routes."""
         return f"{self.code}: {self.detail}"
+
+    def wire_markdown(self) -> str:
+        """`wire_text` as Markdown routes and MCP send it: the detail repeats a request or a
+        paper's ids, which stay text (render/escape.py)."""
+        return f"{self.code}: {markdown_line(self.detail)}"
 
     def to_json(self) -> dict[str, object]:
         """The `Error` shape of SPEC §5."""

@@ -61,6 +61,7 @@ from tenacity import (
 )
 from tenacity.wait import wait_base
 
+from paperanchor.cookies import NoCookies
 from paperanchor.errors import PaperAnchorError, TooLarge, Unavailable, UpstreamError
 from paperanchor.refs import shown
 from paperanchor.settings import Settings
@@ -205,6 +206,7 @@ class Polite:
             # only the connection, whose failure means the host is unreachable, not slow.
             timeout=httpx.Timeout(None, connect=_connect_timeout(settings)),
             follow_redirects=False,
+            cookies=NoCookies(),  # no state with an upstream (cookies.py)
             event_hooks={"response": [_set_location_aside]},
         )
         self._gates: dict[tuple[str, str, str], _HostGate] = {}

@@ -16,13 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final, Generic, Literal, Protocol, TypeVar, cast, overload
 
-from rapidfuzz import fuzz, process
-
-from paperanchor import infer, refs, shapes
+from paperanchor import infer, quotes, refs, shapes
 from paperanchor.anchors import WHOLE_PAPER, AnchorIndex, Located
 from paperanchor.discovery import bibtex, categories, query
 from paperanchor.errors import BadRequest, NotFound
 from paperanchor.refs import PaperRef, parse_ref, shown
+from paperanchor.render.escape import markdown_line
 from paperanchor.render.json import equation_json, float_json, reference_json
 from paperanchor.render.markdown import (
     block_chunks,
@@ -260,7 +259,7 @@ class Paper:
     def quotable(self) -> list[tuple[Unit, str]]:
         """Every passage a quote may come from, with its text as quotes are compared."""
         if self._quotable is None:
-            self._quotable = [(unit, _comparable(unit.text)) for unit in self.units()]
+            self._quotable = [(unit, quotes.comparable(unit.text)) for unit in self.units()]
         return self._quotable
 
     def units(self) -> list[Unit]:
@@ -420,7 +419,7 @@ def _more(door: Door, remaining: int, whole: int, fetch_path: str) -> str:
         how = f"rerun with --max-tokens {min(whole, MAX_TOKENS_RANGE[1])}"
     else:
         how = f"fetch {fetch_path}"
-    return f"…[truncated: {remaining} more tokens; {how}]"
+    return f"…[truncated: {remaining} more tokens; {markdown_line(how)}]"
 
 
 def read(
@@ -493,52 +492,24 @@ def cite(paper: Paper, anchor: str, public_url: str) -> shapes.Cite:
     return _cite_answer(paper, paper.index.resolve(anchor), public_url)
 
 
-QUOTE_RANGE = (10, 2000)
-# SPEC §4: a quote matches fuzzily at a partial similarity of at least 90 (rapidfuzz, 0-100).
-FUZZY_MIN_SCORE = 90
-
-
-def _comparable(text: str) -> str:
-    """Text as quotes are compared: NFKC, case-folded, whitespace squashed."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-
-
 def cite_text(paper: Paper, quote: object, public_url: str) -> shapes.Cite:
     """The paragraph that contains `quote` (SPEC §4, cite by text): exact after normalisation,
-    else the best fuzzy match of at least FUZZY_MIN_SCORE, else not-found naming the closest."""
-    if not isinstance(quote, str):
-        raise BadRequest("text must be a string")
-    wanted = _comparable(quote)
-    low, high = QUOTE_RANGE
-    if not low <= len(wanted) <= high:
-        raise BadRequest(
-            f"text is {len(wanted)} characters long: give a quote of {low}–{high} characters"
-        )
+    else the best fuzzy match of at least FUZZY_MIN_SCORE, else not-found naming the closest
+    (quotes.py, which bounds the cost)."""
+    wanted = quotes.checked_quote(quote)
     passages = paper.quotable()
-    for unit, normal in passages:
-        if wanted in normal:
-            exact = _cite_answer(paper, paper.index.resolve(unit.anchor), public_url)
-            exact["match"] = "exact"
-            return exact
-    # A passage shorter than the quote cannot contain it: partial similarity would match a
-    # short footnote inside a long made-up quote.
-    long_enough = [i for i, (_u, normal) in enumerate(passages) if len(normal) >= 0.9 * len(wanted)]
-    best = process.extractOne(
-        wanted, [passages[i][1] for i in long_enough], scorer=fuzz.partial_ratio
-    )
-    if best is not None and best[1] >= FUZZY_MIN_SCORE:
-        unit = passages[long_enough[best[2]]][0]
-        fuzzy = _cite_answer(paper, paper.index.resolve(unit.anchor), public_url)
-        fuzzy["match"] = "fuzzy"
-        fuzzy["score"] = int(best[1])
-        return fuzzy
-    detail = f'No passage of {paper.meta.idv} contains "{shown(quote)}"'
-    closest = process.extractOne(
-        wanted, [normal for _unit, normal in passages], scorer=fuzz.partial_ratio
-    )
-    if closest is not None:
-        unit = passages[closest[2]][0]
-        detail += f'; the closest is {unit.anchor} (score {int(closest[1])}): "{shown(unit.text)}"'
+    found = quotes.find(wanted, [normal for _unit, normal in passages])
+    if found is not None and found.match != "none":
+        unit = passages[found.index][0]
+        answer = _cite_answer(paper, paper.index.resolve(unit.anchor), public_url)
+        answer["match"] = "exact" if found.match == "exact" else "fuzzy"
+        if found.match == "fuzzy":
+            answer["score"] = int(found.score)
+        return answer
+    detail = f'No passage of {paper.meta.idv} contains "{shown(str(quote))}"'
+    if found is not None:
+        unit = passages[found.index][0]
+        detail += f'; the closest is {unit.anchor} (score {int(found.score)}): "{shown(unit.text)}"'
     raise NotFound(detail)
 
 
@@ -821,8 +792,7 @@ class PaperService:
 
     async def cite_text(self, paper: str, text: object) -> Served[shapes.Cite]:
         """The paragraph that holds a quote (SPEC §4, cite by text)."""
-        if not isinstance(text, str):
-            raise BadRequest("text must be a string")
+        quotes.checked_quote(text)  # before the paper is fetched, and before any normalising
         ref = parse_ref(paper)
         view = await self.paper(paper)
         found = await asyncio.to_thread(cite_text, view, text, self.public_url)

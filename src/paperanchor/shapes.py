@@ -380,3 +380,4 @@ class Error(TypedDict):
 @with_config(SHAPE)
 class Health(TypedDict):
     status: Literal["ok"]
+    cache: NotRequired[Literal["unavailable"]]  # the cache could not be opened: none is kept

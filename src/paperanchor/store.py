@@ -384,11 +384,37 @@ def redacted_url(url: str) -> str:
 
 
 def open_store(settings: Settings) -> Store:
-    """The store the settings name: Redis for `cache_url`, else diskcache under `cache_dir`."""
+    """The store the settings name: Redis for `cache_url`, else diskcache under `cache_dir`;
+    a cache folder that cannot be opened (a full disk, a read-only folder) is served without,
+    with one warning, rather than stopping the server at start."""
     if settings.cache_url:
         cache_dir = settings.cache_dir
         return RedisStore(settings.cache_url, fallback=lambda: DiskStore(cache_dir))
-    return DiskStore(settings.cache_dir)
+    try:
+        return DiskStore(settings.cache_dir)
+    except PaperAnchorError as exc:
+        log.warning("serving without a cache: %s", exc.detail)
+        return NoStore(exc.detail)
+
+
+class NoStore(Store):
+    """A store that keeps nothing: what is served when the cache cannot be opened."""
+
+    def __init__(self, reason: str) -> None:
+        self.unavailable = reason
+        """Why there is no cache (`/healthz` says there is none)."""
+
+    def get(self, key: str) -> bytes | None:
+        return None
+
+    def set(self, key: str, value: bytes, ttl: float | None = None) -> None:
+        pass
+
+    def delete(self, key: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 class BestEffort:

@@ -16,7 +16,7 @@ import pytest
 
 from paperanchor.api import models
 from paperanchor.discovery import query
-from paperanchor.discovery.atom import parse_feed, search_page
+from paperanchor.discovery.atom import MAX_AUTHORS, parse_feed, search_page
 from paperanchor.discovery.categories import categories, title_terms
 from paperanchor.discovery.client import Discovery, api_url
 from paperanchor.library import Library
@@ -24,6 +24,7 @@ from tests.api.conftest import settings_for
 from tests.api.live import LiveServer, live_server
 from tests.api.test_rest import error_of, json_of
 from tests.conftest import free_port
+from tests.discovery import hostile
 from tests.discovery.recorded import TESTING_100, atom, recorded_entries
 from tests.discovery.test_client import ABC, metadata_target, script_citations, target
 from tests.replay import Reply, page, slow, status
@@ -143,6 +144,20 @@ def test_a_local_document_has_no_metadata(api, replay):
     assert replay.count() == 0
 
 
+def test_a_hostile_feed_field_is_an_upstream_error_answered_at_once(api, replay):
+    # a title of 140,000 <b> children (14 M characters), then more authors than any paper has
+    for paper, body in [
+        ("2508.16191", hostile.nested_title(140_000)),
+        ("2508.16192", hostile.many_authors(MAX_AUTHORS + 1)),
+    ]:
+        body = body.replace(b"1706.03762v7", f"{paper}v1".encode())
+        replay.script(metadata_target(replay, paper), Reply(200, body, ATOM))
+        started = time.monotonic()
+        error = error_of(api.get(f"/{paper}/metadata.json"))
+        assert error["code"] == "upstream-error", error
+        assert time.monotonic() - started < 5.0
+
+
 # -- search ----------------------------------------------------------------------------------
 
 
@@ -190,6 +205,16 @@ def test_field_syntax_is_passed_through_to_arxiv(api, replay, params, sent, coun
 
     assert found["query"] == sent and len(found["hits"]) == count
     assert all(len(hit["summary"]) <= 150 for hit in found["hits"])
+
+
+def test_a_search_returns_at_most_limit_hits_whatever_the_feed_holds(api, replay):
+    asked = query.search_query("testing", limit=1)
+    replay.script(target(api_url(replay.arxiv_api_url, asked.params())), page(atom(TESTING_100)))
+
+    found = json_of(api.get("/search.json", params={"q": "testing", "limit": 1}), models.SearchPage)
+
+    assert len(found["hits"]) == 1
+    assert found["hits"][0]["paper"] == parse_feed(atom(TESTING_100)).entries[0]["paper"]
 
 
 def test_a_search_with_no_result_is_an_empty_list(api, replay):

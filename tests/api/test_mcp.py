@@ -20,6 +20,7 @@ from mcp_types import CallToolResult, TextContent
 
 from paperanchor.errors import PaperAnchorError, internal
 from paperanchor.library import Library
+from paperanchor.render.escape import markdown_line
 from paperanchor.service import check_wait
 from paperanchor.settings import Settings
 from tests.api.conftest import settings_for
@@ -52,11 +53,11 @@ def text_of(result: CallToolResult) -> str:
 
 
 def rest_error_text(response: httpx.Response) -> str:
-    """`<code>: <detail>` of a REST error, from either wire form."""
+    """`<code>: <detail>` of a REST error as Markdown (MCP's form), from either wire form."""
     if response.headers["content-type"].startswith("text/markdown"):
         return response.text.rstrip("\n")
     error = response.json()["error"]
-    return f"{error['code']}: {error['detail']}"
+    return f"{error['code']}: {markdown_line(error['detail'])}"
 
 
 def service_says(check: Callable[..., Any], *arguments: Any) -> str:

@@ -56,6 +56,20 @@ def huge_title(size: int) -> bytes:
     return feed(entry(title=b"word " * (size // 5)))
 
 
+def nested_title(children: int = 140_000) -> bytes:
+    """A title of `children` `<b>` elements: 14 M characters that `node.text` does not see."""
+    return feed(entry(title=b"<b>" + b"x" * 100 + b"</b>" + b"<b>word</b>" * children))
+
+
+def many_authors(count: int) -> bytes:
+    return feed(entry(extra=b"<author><name>A. Author</name></author>" * count))
+
+
+def many_categories(count: int) -> bytes:
+    terms = b"".join(b'<category term="c%d.X"/>' % n for n in range(count))
+    return feed(entry(extra=terms))
+
+
 def many_entries(count: int) -> bytes:
     return feed(*[entry()] * count)
 

@@ -6,7 +6,13 @@ import time
 
 import pytest
 
-from paperanchor.discovery.atom import MAX_ENTRIES, MAX_FEED_BYTES, parse_feed
+from paperanchor.discovery.atom import (
+    MAX_AUTHORS,
+    MAX_CATEGORIES,
+    MAX_ENTRIES,
+    MAX_FEED_BYTES,
+    parse_feed,
+)
 from paperanchor.errors import BadRequest, UpstreamError
 from tests.discovery import hostile
 
@@ -53,7 +59,7 @@ def test_a_feed_past_the_size_cap_is_refused_unread() -> None:
 
 
 def test_a_huge_field_is_refused_and_a_long_one_is_kept() -> None:
-    refused(hostile.huge_title(9_500_000), "has a title of 9,500,000 characters")
+    refused(hostile.huge_title(9_500_000), "has a title of over 100,000 characters")
     refused(hostile.huge_title(11_000_000), "does not parse")  # libxml2's own 10 MB text limit
     (entry,) = parse_feed(hostile.huge_title(99_000)).entries
     assert len(entry["title"]) == 99_000 - 1  # "word word … word" squashed, last space dropped
@@ -134,3 +140,16 @@ def test_a_total_that_is_not_a_count_is_an_upstream_error(count: bytes) -> None:
 )
 def test_an_answer_that_is_not_an_atom_feed_is_an_upstream_error(body: bytes) -> None:
     refused(body, "arXiv API answered")
+
+
+def test_a_field_of_many_child_elements_counts_their_text_too() -> None:
+    refused(hostile.nested_title(140_000), "has a title of over 100,000 characters")
+    (entry,) = parse_feed(hostile.nested_title(1_000)).entries  # 5,100 characters: kept
+    assert entry["title"].startswith("x" * 100) and entry["title"].endswith("word")
+
+
+def test_authors_and_categories_are_bounded() -> None:
+    refused(hostile.many_authors(MAX_AUTHORS + 1), f"more than {MAX_AUTHORS:,} authors")
+    refused(hostile.many_categories(MAX_CATEGORIES + 1), f"more than {MAX_CATEGORIES} categories")
+    (entry,) = parse_feed(hostile.many_authors(3_000)).entries
+    assert len(entry["authors"]) == 3_001

@@ -173,3 +173,49 @@ def table() -> None:
 
 if __name__ == "__main__":
     table()
+
+
+# TeX that passes a command whitelist and still stops pdflatex (issue 21, #8): each must come
+# out as math that compiles, or as escaped text.
+BROKEN_MATH = [
+    "{" * 300 + "x" + "}" * 300,  # "TeX capacity exceeded", no PDF
+    "x^a^b",
+    "x_1_2",
+    "x^2'",
+    "\\left x\\right)",
+    "\\big x",
+    "\\sqrt[x",
+    "\\frac\\frac12 3",
+    "x^\\sqrt2",
+    "\\frac\\mathrm{a}b",
+    "{\\left( }\\right)",
+]
+KEPT_MATH = ["x^\\mathrm{T}", "x_\\mathrm{max}", "\\sqrt[3]{x}", "\\left(x\\right)", "x'^2"]
+
+
+def test_math_that_would_not_compile_is_escaped_and_the_bib_compiles(
+    tex_ready: None, tmp_path: Path
+) -> None:
+    from paperanchor.tree import Reference
+
+    base = all_metadata()["1111.2011"]
+    formulas = BROKEN_MATH + KEPT_MATH
+    papers = [
+        {**base, "paper": f"1111.3{n:03d}", "title": f"Formula ${formula}$ here"}
+        for n, formula in enumerate(formulas)
+    ]
+    bib = papers_bibtex(papers)
+    # a paper's own bibliography goes through the same writer (references.bib)
+    references = [
+        Reference(f"bib.bib{n}", str(n), f"[{n}]", f"A. Author. ${f}$. 2020.", "", ("A. Author",),
+                  f"Title ${f}$", "2020", None, None, None)
+        for n, f in enumerate(BROKEN_MATH)
+    ]  # fmt: skip
+    refs = references_bibtex(references, {})
+    for name, source in [("papers", bib), ("references", refs)]:
+        result = texrun.compile_bib(source, keys_of(source), tmp_path / name, style="plain")
+        assert result.bibtex_errors == 0 and result.latex_errors == [], (name, result.latex_errors)
+        assert result.seconds < 60
+        assert (tmp_path / name / "doc.pdf").exists()
+    kept = [f for f in KEPT_MATH if "{$" + f + "$}" in bib]
+    assert kept == KEPT_MATH, bib

@@ -1,7 +1,8 @@
 """The whole-paper Markdown of every corpus page keeps everything the page has, counted
 against the page itself with lxml (independently of the parser): every body paragraph, every
-display equation's TeX verbatim inside `$$`, every table as a pipe table, every bibliography
-entry, every top-level section as a heading; and no MathML text, no page chrome."""
+display equation's TeX inside `$$` (as render/escape.py math_markdown writes it), every table
+as a pipe table, every bibliography entry, every top-level section as a heading; and no
+MathML text, no page chrome."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from paperanchor.parse.dom import math_tex
 from paperanchor.parse.inline import is_internal_name
+from paperanchor.render.escape import math_markdown
 from paperanchor.service import LocalPaper, Paper
 from tests.corpus_pages import PAPER_PAGES, has_class, page_root, parsed
 from tests.parse.test_corpus import CHROME, MATHML_LEAKS
@@ -119,13 +121,16 @@ def test_every_display_equation_keeps_its_tex_verbatim_inside_double_dollars(nam
     checked = 0
     for table in equations:
         for math in table.iter("{*}math", "math"):
-            tex = math_tex(math)
+            # as render/escape.py math_markdown writes it: one line, no tag, link or `$` of its own
+            tex = math_markdown(math_tex(math))
             if tex:
                 assert tex in inside, (table.get("id"), tex[:80])
                 checked += 1
     assert checked >= len(equations) - sum(1 for t in equations if not t.xpath(".//math"))
     page_tex = sorted(
-        (math_tex(m) for t in equations for m in t.iter("{*}math", "math")), key=len, reverse=True
+        (math_markdown(math_tex(m)) for t in equations for m in t.iter("{*}math", "math")),
+        key=len,
+        reverse=True,
     )
     for display in displays:
         # no inline `$` nested inside a display, other than the page's own TeX has

@@ -292,7 +292,9 @@ def _json_result(value: Any) -> CallToolResult:
 
 def error_result(error: PaperAnchorError) -> CallToolResult:
     """The one place an error becomes a tool result: `isError` and `<code>: <detail>`."""
-    return CallToolResult(content=[TextContent(type="text", text=error.wire_text())], is_error=True)
+    return CallToolResult(
+        content=[TextContent(type="text", text=error.wire_markdown())], is_error=True
+    )
 
 
 _NOT_SERVED = (

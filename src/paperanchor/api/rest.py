@@ -20,9 +20,11 @@ from fastapi.responses import Response
 from pydantic import TypeAdapter
 
 from paperanchor.api import models
+from paperanchor.api.files import read_image
 from paperanchor.errors import NotFound, PaperAnchorError
 from paperanchor.refs import parse_ref, shown
 from paperanchor.service import WAIT_RANGE, WHOLE_NODE, PaperService, Served
+from paperanchor.store import NoStore
 
 JSON_TYPE = "application/json"
 MARKDOWN_TYPE = "text/markdown; charset=utf-8"
@@ -154,8 +156,10 @@ def service(request: Request) -> PaperService:
 
 
 @router.get("/healthz", **json_route(models.Health, "Liveness"))
-async def healthz() -> Response:
-    return Response(b'{"status":"ok"}', media_type=JSON_TYPE, headers={"Cache-Control": "no-store"})
+async def healthz(request: Request) -> Response:
+    cacheless = isinstance(request.app.state.library.store, NoStore)  # store.open_store
+    body = b'{"status":"ok","cache":"unavailable"}' if cacheless else b'{"status":"ok"}'
+    return Response(body, media_type=JSON_TYPE, headers={"Cache-Control": "no-store"})
 
 
 @router.get(
@@ -195,13 +199,8 @@ async def local_file(request: Request, path: str) -> Response:
     unsafe = any(part in ("", ".", "..") or "\\" in part or "\0" in part for part in parts)
     if settings.local_dir is None or media_type is None or unsafe:
         raise NotFound(f"No image {shown(path)} in the local directory")
-    # Joined without resolving links: the folder may link to files kept elsewhere, but a
-    # name can never climb out of it (no "..", no absolute part, checked above).
-    file = pathlib.Path(settings.local_dir, *parts)
-    try:
-        body = await asyncio.to_thread(file.read_bytes)
-    except OSError:
-        raise NotFound(f"No image {shown(path)} in the local directory") from None
+    # regular files inside the folder only, links resolved, size-capped (api/files.py)
+    body = await asyncio.to_thread(read_image, pathlib.Path(settings.local_dir), parts, shown(path))
     return Response(body, media_type=media_type, headers={"Cache-Control": "public, max-age=3600"})
 
 
@@ -524,9 +523,9 @@ def error_response(error: PaperAnchorError, form: str) -> Response:
     if error.retry_after is not None:
         headers["Retry-After"] = str(max(1, math.ceil(error.retry_after)))
     if form in ("markdown", "text"):
-        text = (error.wire_text() + "\n").encode()
+        text = (error.wire_markdown() if form == "markdown" else error.wire_text()) + "\n"
         kind = MarkdownResponse if form == "markdown" else BibTeXResponse
-        return kind(text, status_code=error.status, headers=headers)
+        return kind(text.encode(), status_code=error.status, headers=headers)
     return Response(
         dumps(error.to_json()), status_code=error.status, media_type=JSON_TYPE, headers=headers
     )

@@ -36,6 +36,11 @@ MAX_ENTRIES = 2000
 # arXiv caps an abstract at 1,920 characters; titles and comments are far shorter. A field
 # fifty times that is not arXiv's: squashing a 9.5 MB title took 0.65 s and 131 MB.
 MAX_FIELD_CHARS = 100_000
+# The most authors arXiv lists on one paper are a few thousand (the ATLAS and CMS Higgs
+# combination: 5,154); arXiv has about 160 categories. An entry past these is not arXiv's: a
+# feed of 16 MB could otherwise hold millions of either.
+MAX_AUTHORS = 10_000
+MAX_CATEGORIES = 200
 HIT_AUTHORS = 3
 # SPEC §4: a hit costs about a hundred tokens, and SPEC §5 caps its summary at 300 characters.
 # Over the recorded 100-entry "testing" feed a 300-character summary made a hit 140 tokens
@@ -101,13 +106,15 @@ def to_hit(metadata: Metadata) -> Hit:
     }
 
 
-def search_page(feed: Feed, query: str) -> SearchPage:
-    """A search answer: the query as sent, arXiv's total, the start index and the hits."""
+def search_page(feed: Feed, query: str, limit: int | None = None) -> SearchPage:
+    """A search answer: the query as sent, arXiv's total, the start index and the hits, at
+    most `limit` of them whatever the feed holds."""
+    entries = feed.entries if limit is None else feed.entries[: max(0, limit)]
     return {
         "query": query,
         "total": feed.total,
         "start": feed.start,
-        "hits": [to_hit(entry) for entry in feed.entries],
+        "hits": [to_hit(entry) for entry in entries],
     }
 
 
@@ -199,10 +206,12 @@ def _metadata(entry: etree._Element, index: int) -> Metadata:
             name = _text(child.find(_NAME))
             if name:
                 authors.append(name)
+                _check_count(authors, MAX_AUTHORS, "authors", index)
         elif tag == _CATEGORY:
-            term = " ".join((child.get("term") or "").split())
+            term = " ".join(_attribute(child, "term").split())
             if term:
                 terms.append(term)
+                _check_count(terms, MAX_CATEGORIES, "categories", index)
         elif tag == _LINK:
             links.append(child)
         elif isinstance(tag, str):
@@ -219,7 +228,7 @@ def _metadata(entry: etree._Element, index: int) -> Metadata:
     idv = f"{ref.paper}v{version}"
     categories = _unique(terms)
     primary_node = first.get(_PRIMARY)
-    primary = " ".join((primary_node.get("term") or "").split()) if primary_node is not None else ""
+    primary = " ".join(_attribute(primary_node, "term").split()) if primary_node is not None else ""
     if not primary:
         primary = categories[0] if categories else ""
     if primary and primary not in categories:
@@ -243,22 +252,60 @@ def _metadata(entry: etree._Element, index: int) -> Metadata:
     }
 
 
+class _TooLong(Exception):
+    """A text node and its descendants hold more than MAX_FIELD_CHARS characters."""
+
+
 def _text(node: etree._Element | None) -> str | None:
+    try:
+        return _bounded_text(node)
+    except _TooLong:
+        assert node is not None
+        name = str(node.tag).rsplit("}", 1)[-1]
+        raise UpstreamError(
+            f"the arXiv API answered a {name} of over {MAX_FIELD_CHARS:,} characters"
+        ) from None
+
+
+def _bounded_text(node: etree._Element | None) -> str | None:
+    """The whole text of an element, child elements' text included, squashed; counted as it
+    is read, so that a field of 140,000 `<b>` children is refused after 100,000 characters
+    rather than joined (the cap read only `node.text` before)."""
     if node is None:
         return None
-    raw = (node.text or "") if len(node) == 0 else "".join(node.itertext())
-    text = " ".join(raw.split())
+    pieces: list[str] = []
+    size = 0
+    for piece in node.itertext():
+        size += len(piece)
+        if size > MAX_FIELD_CHARS:
+            raise _TooLong
+        pieces.append(piece)
+    text = " ".join("".join(pieces).split())
     return text or None
 
 
+def _attribute(node: etree._Element, name: str) -> str:
+    value = node.get(name) or ""
+    if len(value) > MAX_FIELD_CHARS:
+        raise UpstreamError(
+            f"the arXiv API answered a {name} of over {MAX_FIELD_CHARS:,} characters"
+        )
+    return value
+
+
+def _check_count(items: list[str], limit: int, what: str, index: int) -> None:
+    if len(items) > limit:
+        raise UpstreamError(f"arXiv API entry {index + 1} has more than {limit:,} {what}")
+
+
 def _field(first: dict[str, etree._Element], tag: str, idv: str) -> str | None:
-    node = first.get(tag)
-    if node is not None and len(node.text or "") > MAX_FIELD_CHARS:
+    try:
+        return _bounded_text(first.get(tag))
+    except _TooLong:
         name = tag.rsplit("}", 1)[-1]
         raise UpstreamError(
-            f"arXiv API entry {idv} has a {name} of {len(node.text or ''):,} characters"
-        )
-    return _text(node)
+            f"arXiv API entry {idv} has a {name} of over {MAX_FIELD_CHARS:,} characters"
+        ) from None
 
 
 def _date(first: dict[str, etree._Element], tag: str, idv: str) -> str:
@@ -285,7 +332,7 @@ def _date(first: dict[str, etree._Element], tag: str, idv: str) -> str:
 def _links(links: list[etree._Element], idv: str) -> tuple[str, str]:
     abs_url = pdf_url = None
     for link in links:
-        href = " ".join((link.get("href") or "").split())
+        href = " ".join(_attribute(link, "href").split())
         if not _ARXIV_URL.match(href):
             continue  # only arxiv.org addresses; a DOI link or anything else is not ours to pass
         if link.get("rel") == "alternate" and abs_url is None:

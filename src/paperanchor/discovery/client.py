@@ -239,7 +239,7 @@ class Discovery:
 
         async def fetch() -> SearchPage:
             feed = await self._arxiv(params, what[0].lower() + what[1:])
-            page = atom.search_page(feed, asked.search_query)
+            page = atom.search_page(feed, asked.search_query, asked.limit)
             await self._write(key, page, SEARCH_TTL_S)
             return page
 

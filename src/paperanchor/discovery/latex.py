@@ -467,13 +467,19 @@ def _accented(base: str, mark: str, command: str) -> str:
 
 
 def _math(formula: str) -> tuple[str, frozenset[str]] | None:
-    """The formula as we write it and the AMS commands it uses, or None when it is not safe."""
+    """The formula as we write it and the AMS commands it uses, or None when it is not safe
+    or would not compile: commands off the whitelist, and TeX structure LaTeX refuses (braces
+    past MAX_MATH_DEPTH, a double superscript or subscript, `\\left` or `\\big` without a
+    delimiter, `\\left` and `\\right` in different groups, an unclosed `\\sqrt[`, a command
+    taking arguments as an unbraced argument: `\\frac\\frac12`)."""
     body = "".join(_MATH_UNICODE.get(c, c) for c in formula).strip()
     if not body or len(body) > MAX_MATH_CHARS or "^^" in body:
         return None
     needs: set[str] = set()
     tex_depth = bib_depth = 0
-    lefts = 0
+    lefts: list[int] = []  # the group depth of each open \left
+    chain: set[str] = set()  # the scripts already on the current nucleus
+    chain_end = -1  # where a next script would continue that chain
     i, n = 0, len(body)
     while i < n:
         char = body[i]
@@ -489,13 +495,19 @@ def _math(formula: str) -> tuple[str, frozenset[str]] | None:
                     needs.add(word)
                 elif word not in KERNEL_MATH:
                     return None
-                if word == "left":
-                    lefts += 1
-                elif word == "right":
-                    lefts -= 1
-                    if lefts < 0:
-                        return None
                 after: int | None = match.end()
+                if word in _DELIMITED:
+                    after = _delimiter(body, match.end())
+                    if after is None:
+                        return None
+                    if word == "left":
+                        lefts.append(tex_depth)
+                    elif word == "right" and (not lefts or lefts.pop() != tex_depth):
+                        return None
+                    i = after
+                    continue
+                if word == "sqrt":
+                    after = _optional(body, match.end())
                 wanted = 2 if word in _TWO_ARGS else 1 if word in _ONE_ARG else 0
                 for _ in range(wanted):
                     after = _argument(body, after) if after is not None else None
@@ -519,18 +531,99 @@ def _math(formula: str) -> tuple[str, frozenset[str]] | None:
             step = 1 if char == "{" else -1
             tex_depth += step
             bib_depth += step
-            if tex_depth < 0 or bib_depth < 0:
+            if tex_depth < 0 or bib_depth < 0 or max(tex_depth, bib_depth) > MAX_MATH_DEPTH:
                 return None
-        elif char in "^_" and _argument(body, i + 1) is None:
-            return None
+            if lefts and lefts[-1] > tex_depth:
+                return None  # a group closed over an open \left
+        elif char in "^_'":
+            script = "^" if char == "'" else char
+            if i != chain_end:
+                chain = set()
+            if char == "'":
+                if "^" in chain:
+                    return None  # x^2' is a "Double superscript"
+                chain_end = _skip_spaces(body, i + 1)
+                i += 1
+                continue
+            if script in chain:
+                return None  # "Double superscript" (or subscript)
+            chain.add(script)
+            end = _argument(body, i + 1, script=True)
+            if end is None:
+                return None
+            chain_end = _skip_spaces(body, end)
         i += 1
     if tex_depth or bib_depth or lefts:
         return None
     return body, frozenset(needs)
 
 
-def _argument(body: str, i: int) -> int | None:
-    """The index after one macro argument starting at `i` (spaces skipped), or None."""
+# Braces nest at most this deep in a formula we keep: 300 levels made pdflatex stop with "TeX
+# capacity exceeded" and no PDF; arXiv's titles use three or four.
+MAX_MATH_DEPTH = 12
+_DELIMITED = frozenset(
+    "left right big Big bigg Bigg bigl bigr Bigl Bigr".split()  # noqa: SIM905 - words
+)
+_DELIMITERS = frozenset("()[]|./<>")
+_DELIMITER_COMMANDS = frozenset(
+    """
+    langle rangle lfloor rfloor lceil rceil lbrace rbrace vert Vert uparrow downarrow
+    updownarrow Uparrow Downarrow Updownarrow backslash
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+
+
+_TAKES_ARGUMENTS = _ONE_ARG | _TWO_ARGS | _DELIMITED
+# checked with pdflatex, with and without amsmath (whose fallbacks the .bib provides)
+_SCRIPT_FONTS = frozenset(
+    "mathrm mathbf mathit mathsf mathtt mathcal mathnormal mathbb mathfrak mathscr".split()  # noqa: SIM905
+)
+
+
+def _skip_spaces(body: str, i: int) -> int:
+    while i < len(body) and body[i] == " ":
+        i += 1
+    return i
+
+
+def _delimiter(body: str, i: int) -> int | None:
+    """The index after the delimiter `\\left` or `\\big` needs at `i`, or None: `\\left x`
+    is "Missing delimiter"."""
+    i = _skip_spaces(body, i)
+    if i >= len(body):
+        return None
+    if body[i] in _DELIMITERS:
+        return i + 1
+    if body[i] == "\\":
+        if body[i + 1 : i + 2] in ("{", "}", "|"):
+            return i + 2
+        match = _COMMAND.match(body, i + 1)
+        if match and match.group() in _DELIMITER_COMMANDS:
+            return match.end()
+    return None
+
+
+def _optional(body: str, i: int) -> int | None:
+    """After `\\sqrt`: the index after its `[…]` when there is one (None when it does not
+    close before the formula ends), else `i`."""
+    j = _skip_spaces(body, i)
+    if j >= len(body) or body[j] != "[":
+        return i
+    depth = 0
+    for k in range(j + 1, len(body)):
+        depth += (body[k] == "{") - (body[k] == "}")
+        if depth < 0:
+            return None
+        if body[k] == "]" and depth == 0:
+            return k + 1
+    return None
+
+
+def _argument(body: str, i: int, *, script: bool = False) -> int | None:
+    """The index after one macro argument starting at `i` (spaces skipped), or None. A command
+    that takes arguments is no unbraced argument (`\\frac\\frac12`, `x^\\sqrt2` and
+    `\\frac\\mathrm{a}b` stop pdflatex), but for a font command after a `script`
+    (`x_\\mathrm{max}`)."""
     n = len(body)
     while i < n and body[i] == " ":
         i += 1
@@ -549,6 +642,9 @@ def _argument(body: str, i: int) -> int | None:
         return None
     if body[i] == "\\":
         match = _COMMAND.match(body, i + 1)
+        name = match.group() if match else ""
+        if name in _TAKES_ARGUMENTS and not (script and name in _SCRIPT_FONTS):
+            return None
         return match.end() if match else min(i + 2, n)
     return i + 1
 

@@ -25,7 +25,7 @@ from paperanchor.parse.floats import is_float, is_tabular, parse_float, parse_ta
 from paperanchor.parse.inline import NOTE_FURNITURE, inline_of, inline_of_elements
 from paperanchor.parse.pictures import PICTURE_BLOCKS, picture_blocks
 from paperanchor.parse.sections import parse_section, section_kind
-from paperanchor.render.escape import escape_text
+from paperanchor.render.escape import escape_line_start, escape_text
 from paperanchor.tree import (
     Block,
     Code,
@@ -103,7 +103,9 @@ def _flattened(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block
     words = text_of(el)
     if not words:
         return []
-    text = Text(ctx.positional_id(parent_id, "t"), Inline(escape_text(words), words))
+    text = Text(
+        ctx.positional_id(parent_id, "t"), Inline(escape_line_start(escape_text(words)), words)
+    )
     return [text]
 
 
@@ -306,7 +308,10 @@ def _list(
                 0,
                 Text(
                     ctx.positional_id(item_id, "t"),
-                    Inline(squash(child.text).strip(), squash(child.text).strip()),
+                    Inline(
+                        escape_line_start(escape_text(squash(child.text).strip())),
+                        squash(child.text).strip(),
+                    ),
                 ),
             )
         items.append(ListItem(item_id, item_tag, tuple(content)))

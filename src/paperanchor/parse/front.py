@@ -10,6 +10,7 @@ from paperanchor.parse.context import BlocksOf, ParseContext
 from paperanchor.parse.dom import HtmlElement, children, classes, squash, tag_of, text_of
 from paperanchor.parse.inline import inline_of
 from paperanchor.refs import parse_ref
+from paperanchor.render.escape import escape_text
 from paperanchor.tree import Block, Inline, Section
 
 # publication notes (ACM's conference, DOI, ISBN, CCS lines) sit inside the title element
@@ -50,7 +51,7 @@ def parse_title(head_title: HtmlElement | None, document: HtmlElement, ctx: Pars
                 return Inline(title.markdown, title.text)
     if head_title is not None:
         text = re.sub(r"^\[[^\]]+\]\s*", "", squash("".join(head_title.itertext())).strip())
-        return Inline(text, text)
+        return Inline(escape_text(text), text)  # the page's words stay text
     return Inline("", "")
 
 

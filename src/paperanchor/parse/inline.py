@@ -23,6 +23,7 @@ from paperanchor.render.escape import (
     escape_label,
     escape_line_start,
     escape_text,
+    math_markdown,
     note_label,
     safe_url,
 )
@@ -37,7 +38,6 @@ _EMPHASIS = (
 )
 _TAG_EMPHASIS = {"b": "**", "strong": "**", "i": "*", "em": "*", "code": "`", "tt": "`"}
 _SPACES = re.compile(r" {2,}")
-_INNER_DOLLAR = re.compile(r"(?<!\\)\$")
 
 
 @dataclass
@@ -239,11 +239,11 @@ def _markup(
         tex = math_tex(el)
         if not tex:
             return
-        if "$" in tex:
-            # LaTeXML keeps text-mode `$…$` inside some annotations (units, \text{…$x$…});
-            # inside inline math they would close it, and they mean nothing in math mode.
-            tex = _INNER_DOLLAR.sub("", tex)
-        tex = neutral_tex(tex)
+        # LaTeXML keeps text-mode `$…$` inside some annotations (units, \text{…$x$…}); inside
+        # our math they would close it (render/escape.py math_markdown drops them)
+        tex = math_markdown(tex)
+        if not tex:  # `$$` would open a display
+            return
         if el.get("display") == "block" and not out.cell:
             out.add(f" $${tex}$$ ", f"${tex}$")
         else:
@@ -317,16 +317,6 @@ def _markup(
 
 def _edges(text: str) -> tuple[str, str]:
     return text[: len(text) - len(text.lstrip())], text[len(text.rstrip()) :]
-
-
-# `<` followed by what could open an HTML tag; TeX ignores spaces in math, so `a <b` is the
-# same formula as `a<b` and no renderer that misses our `$` math can read a tag in it.
-_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])")
-
-
-def neutral_tex(tex: str) -> str:
-    """TeX as it goes between `$`: unchanged in meaning, never an HTML tag to a renderer."""
-    return _TAG_OPEN.sub("< ", tex) if "<" in tex else tex
 
 
 def _link(

@@ -6,7 +6,13 @@ backslash escapes, kept to what can start markup so that the Markdown stays read
 citation such as `[12]` stays as it is (no link definition of ours can match it), while the
 `](` of an inline link, the `[^` of a footnote, a `<`, an entity, emphasis and code marks, and
 the marks that open a block at the start of a line are escaped. `tests/render/test_escape.py`
-renders our output back with markdown-it-py to show it.
+renders our output back with markdown-it-py, and tests/render/test_renderers.py with marked
+and commonmark.js on their defaults (no math), to show it.
+
+TeX is the paper's too. It goes between `$…$` or `$$…$$` through `math_markdown`, which keeps
+its meaning to TeX but leaves nothing a renderer that does not know math could read as markup
+or as the end of the math: a `$` of its own, a line break (and so a new block), an HTML tag,
+the `](` of a link, a trailing backslash that would escape the closing `$`.
 """
 
 from __future__ import annotations
@@ -82,3 +88,62 @@ def safe_url(url: str) -> str | None:
 def destination(url: str) -> str:
     """A safe URL as the `(…)` part of a link or image: inside `<…>` when it has parentheses."""
     return f"<{url}>" if "(" in url or ")" in url else url
+
+
+# A `%` or `$` preceded by an even number of backslashes (none included) is TeX's own: a comment
+# to the end of the line, or a math shift that would close our delimiters.
+_TEX_COMMENT = re.compile(r"(?<!\\)((?:\\\\)*)%[^\n]*")
+_TEX_DOLLAR = re.compile(r"(?<!\\)((?:\\\\)*)\$")
+_TEX_SPACE = re.compile(r"\s+")
+# `<` followed by what could open an HTML tag, a comment or an autolink; TeX ignores spaces in
+# math, so `a <b` is the same formula as `a<b`
+_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])")
+# `](` or `][` would close a link text: an empty group between them means nothing to TeX
+_LINK_CLOSE = re.compile(r"\](?=[(\[])")
+_TRAILING_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\$")
+
+
+def math_markdown(tex: str) -> str:
+    """TeX as it goes between `$…$` or `$$…$$`: the same formula to TeX, one line, no `$` of
+    its own, never an HTML tag or a link to a renderer that misses our math."""
+    if "%" in tex:
+        tex = _TEX_COMMENT.sub(r"\1", tex)
+    if "$" in tex:
+        tex = _TEX_DOLLAR.sub(r"\1", tex)
+    tex = _TEX_SPACE.sub(" ", tex).strip()
+    if "<" in tex:
+        tex = _TAG_OPEN.sub("< ", tex)
+    if "]" in tex:
+        tex = _LINK_CLOSE.sub("]{}", tex)
+    if _TRAILING_ESCAPE.search(tex) or tex.endswith("$"):
+        # `\$` would escape our closing `$`; a control space and an empty group end it instead
+        tex += " {}"
+    return tex
+
+
+_TEX_TEXT = {
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "$": r"\$",
+    "#": r"\#",
+    "%": r"\%",
+    "&": r"\&",
+    "_": r"\_",
+    "^": r"\textasciicircum{}",
+    "~": r"\textasciitilde{}",
+}
+_TEX_TEXT_SPECIAL = re.compile(r"[\\{}$#%&_^~]")
+
+
+def tex_text(text: str) -> str:
+    """The paper's text (an equation number) as the argument of a TeX text command such as
+    `\\tag{…}`: TeX's special characters escaped, so that it cannot close the argument."""
+    escaped = _TEX_TEXT_SPECIAL.sub(lambda m: _TEX_TEXT[m.group()], text)
+    return math_markdown(escaped)
+
+
+def markdown_line(text: str) -> str:
+    """A string from a paper or a request (an id, a detail, a hint) inside one line of our
+    Markdown, within `[…]` or not: whitespace squashed, every mark and bracket escaped."""
+    return escape_text(" ".join(text.split()), brackets=True)

@@ -12,8 +12,10 @@ from paperanchor.render.escape import (
     escape_label,
     escape_line_start,
     escape_text,
+    math_markdown,
     note_label,
     safe_url,
+    tex_text,
 )
 from paperanchor.tree import (
     Code,
@@ -53,15 +55,18 @@ def equation_line(equation: Equation) -> str:
     if equation.latex is None:
         # read from a PDF: the extracted text is the paper's words, not TeX, so it is escaped
         # like any other text and never set as math
-        number = f" ({equation.number})" if equation.number else ""
+        number = f" ({escape_text(equation.number)})" if equation.number else ""
         return escape_line_start(escape_text(equation.text)) + number
-    tag = f" \\tag{{{equation.number}}}" if equation.number else ""
-    return f"$${equation.latex}{tag}$$"
+    # the TeX and its number are the paper's: neither may close the `$$` or open markup
+    tex = math_markdown(equation.latex)
+    tag = f" \\tag{{{tex_text(equation.number)}}}" if equation.number else ""
+    return f"$${tex}{tag}$$" if tex or tag else ""
 
 
 def group_markdown(group: EquationGroup) -> str:
     """Each row on its own display line so every row keeps its number."""
-    return "\n".join(equation_line(row) for row in group.rows if row.latex or row.text)
+    lines = (equation_line(row) for row in group.rows if row.latex or row.text)
+    return "\n".join(line for line in lines if line)
 
 
 def group_latex(group: EquationGroup) -> str:
@@ -167,7 +172,8 @@ def block_chunks(block: Node) -> list[str]:
     if isinstance(block, Text):
         return [block.content.markdown] if block.content.markdown else []
     if isinstance(block, Equation):
-        return [equation_line(block)] if block.latex or block.text else []
+        line = equation_line(block) if block.latex or block.text else ""
+        return [line] if line else []
     if isinstance(block, EquationGroup):
         text = group_markdown(block)
         return [text] if text else []

@@ -1,0 +1,110 @@
+"""Pages whose TeX, equation numbers, ids and labels try to become markup in our Markdown.
+
+Each payload of issue 21 (#1) sits where a paper can put it: display and inline TeX, an
+equation's number, a section id (which reaches the truncation line and the not-found
+suggestions), a section, figure, list and theorem label. `page()` is one LaTeXML-looking page
+holding all of them; the tests render its Markdown with three renderers and look for markup.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+# What a renderer that misses our math would read as a tag, a link, the end of the math or a
+# new block; each names an `alert(n)` so that a failure says which one got through.
+TEX = [
+    "x$$ <img src=x onerror=alert(1)> $$y",
+    r"\text{[click me](javascript:alert(2))}",
+    r"a\\$ <img src=x onerror=alert(3)> $b",
+    "a\n\n<img src=x onerror=alert(4)>\n\n[r]: javascript:alert(5)\n\n[r]",
+    "a <!-- b --> <javascript:alert(6)> <?php ?> </p>",
+    "x % <img src=x onerror=alert(7)>\n+ y",
+    "trailing\\",
+    r"\$",
+    "$",
+    r"\text{![i](javascript:alert(8))}",
+    r"\text{[a]}\text{(javascript:alert(9))}",
+    r"\href{javascript:alert(10)}{x} <a href=javascript:alert(11)>y</a>",
+]
+NUMBERS = [
+    "2<img src=x onerror=alert(12)>",
+    r"1}\href{javascript:alert(13)}{x",
+    "3$$ <img src=x onerror=alert(14)> $$",
+    "4](javascript:alert(15))",
+]
+SECTION_ID = "S1<img src=x onerror=alert(16)>](javascript:alert(17))"
+LABELS = [
+    "<img src=x onerror=alert(18)>",
+    "[l](javascript:alert(19))",
+    "*](javascript:alert(20))",
+]
+
+
+def _math(tex: str, display: bool) -> str:
+    kind = "block" if display else "inline"
+    return (
+        f"<math class='ltx_Math' alttext='{escape(tex, quote=True)}' display='{kind}'>"
+        f"<semantics><mi>x</mi><annotation encoding='application/x-tex'>{escape(tex)}"
+        "</annotation></semantics></math>"
+    )
+
+
+def _equation(index: int, tex: str, number: str | None) -> str:
+    tag = (
+        "<td class='ltx_eqn_cell ltx_eqn_eqno ltx_align_middle ltx_align_right'>"
+        f"<span class='ltx_tag ltx_tag_equation ltx_align_right'>({escape(number)})</span></td>"
+        if number is not None
+        else ""
+    )
+    return (
+        f"<table id='S1.E{index}' class='ltx_equation ltx_eqn_table'><tbody>"
+        "<tr class='ltx_equation ltx_eqn_row ltx_align_baseline'>"
+        f"<td class='ltx_eqn_cell ltx_align_center'>{_math(tex, True)}</td>{tag}"
+        "</tr></tbody></table>"
+    )
+
+
+def page(paragraphs: int = 40) -> bytes:
+    """One page with every payload, and enough text that a small `maxTokens` cuts it."""
+    equations = "".join(
+        _equation(i, tex, NUMBERS[i % len(NUMBERS)] if i < 2 * len(NUMBERS) else None)
+        for i, tex in enumerate(TEX, 1)
+    )
+    inline = "".join(
+        f"<p class='ltx_p'>Inline {i}: {_math(tex, False)} and after.</p>"
+        for i, tex in enumerate(TEX, 1)
+    )
+    labels = "".join(
+        f"<li class='ltx_item'><span class='ltx_tag ltx_tag_item'>{escape(label)}</span>"
+        f"<div class='ltx_para'><p class='ltx_p'>Item {i}.</p></div></li>"
+        for i, label in enumerate(LABELS, 1)
+    )
+    theorems = "".join(
+        f"<div class='ltx_theorem ltx_theorem_theorem' id='Thm{i}'><h6 class='ltx_title "
+        f"ltx_runin ltx_title_theorem'><span class='ltx_tag ltx_tag_theorem'>{escape(label)}"
+        f"</span></h6><div class='ltx_para'><p class='ltx_p'>Claim {i}.</p></div></div>"
+        for i, label in enumerate(LABELS, 1)
+    )
+    figure = (
+        "<figure class='ltx_figure' id='S1.F1'><figcaption class='ltx_caption'>"
+        f"<span class='ltx_tag ltx_tag_figure'>{escape(LABELS[0])} </span>"
+        f"A caption {_math(TEX[1], False)}</figcaption></figure>"
+    )
+    filler = "".join(
+        f"<p class='ltx_p'>Filler paragraph {i} with enough words to make the section long "
+        "enough that a small token budget cuts it and the truncation line is written.</p>"
+        for i in range(paragraphs)
+    )
+    body = (
+        f"<section class='ltx_section' id='{escape(SECTION_ID, quote=True)}'>"
+        f"<h2 class='ltx_title ltx_title_section'><span class='ltx_tag ltx_tag_section'>"
+        f"{escape(LABELS[1])} </span>Hostile {_math(TEX[0], False)}</h2>"
+        f"{equations}{inline}<ul class='ltx_itemize'>{labels}</ul>{theorems}{figure}{filler}"
+        "</section>"
+    )
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Hostile</title></head>"
+        "<body><div class='ltx_page_main'><article class='ltx_document'>"
+        "<h1 class='ltx_title ltx_title_document'>A hostile page</h1>"
+        f"{body}</article></div></body></html>"
+    ).encode()
