@@ -11,7 +11,7 @@ import hashlib
 import logging
 import unicodedata
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Generic, Literal, Protocol, TypeVar, cast, overload
 
@@ -313,16 +313,30 @@ def _int_arg(name: str, value: object, default: int, bounds: tuple[int, int]) ->
 
 
 def check_wait(wait: object, default: float) -> float:
+    """The outline's `wait` in seconds: `default` when absent, else a number in WAIT_RANGE."""
     if wait is None:
         return default
+    return check_number("wait", wait, WAIT_RANGE, "seconds")
+
+
+def check_number(name: str, value: object, bounds: tuple[float, float], unit: str = "") -> float:
+    """A number argument in its range (`unit` names what it counts in the error message)."""
+    what = f"a number of {unit}" if unit else "a number"
     try:
-        seconds = float(wait)  # type: ignore[arg-type]
+        number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise BadRequest(f"wait must be a number of seconds, got {shown(str(wait))}") from None
-    if seconds != seconds:  # NaN
-        raise BadRequest("wait must be a number of seconds, got NaN")
-    _check_range("wait", seconds, WAIT_RANGE)
-    return seconds
+        raise BadRequest(f"{name} must be {what}, got {shown(str(value))}") from None
+    if number != number:  # NaN
+        raise BadRequest(f"{name} must be {what}, got NaN")
+    _check_range(name, number, bounds)
+    return number
+
+
+def check_integer(name: str, value: object, bounds: tuple[float, float]) -> int | None:
+    """A whole-number argument in its range; None stays None (the operation's default)."""
+    if value is None:
+        return None
+    return _int_arg(name, value, 0, (int(bounds[0]), int(bounds[1])))
 
 
 def _section_json(paper: Paper, section: Section) -> shapes.Section:
@@ -783,6 +797,12 @@ class PaperService:
         if days is not None and not isinstance(days, int | str):
             raise BadRequest(f"days must be a whole number from 1 to 30 (got {days!r})")
         return await self._discovery().trends(category, days)
+
+    async def on_paper(self, paper: str, pure: Callable[[Paper], T]) -> Served[T]:
+        """Any operation on one paper: the paper loaded, `pure` run on it in a worker thread."""
+        ref = parse_ref(paper)
+        view = await self.paper(paper)
+        return _served(await asyncio.to_thread(pure, view), ref, view)
 
     async def view(self, paper: str) -> Served[Paper]:
         """The paper's view itself (anchor index, renderings), for an adapter that draws it."""

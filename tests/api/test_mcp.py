@@ -18,6 +18,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 
+from paperanchor import operations
 from paperanchor.errors import PaperAnchorError, internal
 from paperanchor.library import Library
 from paperanchor.service import check_wait
@@ -26,7 +27,8 @@ from tests.api.conftest import settings_for
 from tests.api.live import live_server
 from tests.conftest import ROOT
 
-TOOLS = ["outline", "read", "cite", "references", "figure", "equation", "search_paper"]
+# the reading tools, from the table every door is generated from (operations.py)
+TOOLS = [operation.name for operation in operations.listed("reader")]
 TOOLS_LIST_BUDGET = 6000  # characters of the tools/list answer, about 1,500 tokens (SPEC §7)
 
 
@@ -71,7 +73,7 @@ def service_says(check: Callable[..., Any], *arguments: Any) -> str:
 # -- the tool list ---------------------------------------------------------------------------
 
 
-def test_the_server_lists_exactly_the_seven_read_only_tools(server):
+def test_the_server_lists_exactly_the_reading_operations_of_the_table_read_only(server):
     tools = session(f"{server.url}/mcp", lambda c: c.list_tools()).tools
 
     assert [tool.name for tool in tools] == TOOLS
@@ -94,7 +96,7 @@ def test_the_whole_tools_list_answer_stays_under_the_token_budget(http):
 
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"  # JSON, not an SSE stream
-    assert len(response.json()["result"]["tools"]) == 7
+    assert len(response.json()["result"]["tools"]) == len(TOOLS)
     assert len(response.text) < TOOLS_LIST_BUDGET, len(response.text)
 
 

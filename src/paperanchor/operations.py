@@ -1,0 +1,633 @@
+"""The operations, declared once: the table the MCP tools, the command line and the warm-up
+are generated from.
+
+Each `Operation` names its arguments (with their bounds and defaults, checked here and nowhere
+else), its result's shapes, a short description, how it runs over the service, the pure
+function that answers it on one `Paper` (the command line and the warm-up call that), and its
+renderings: the JSON a tool returns, the text the command line prints. Adding an operation is
+one entry here and one pure function (service.py), plus its tests; api/mcp.py and cli.py read
+the table and need no edit.
+
+This module imports no web, MCP or HTTP library: the doors turn its declarations into their
+own types (pydantic fields, argparse arguments).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from paperanchor import service, shapes
+from paperanchor.errors import BadRequest
+from paperanchor.service import Door, Paper, PaperService
+from paperanchor.tree import Equation, Figure, Paragraph, Table, walk
+
+Kind = Literal["text", "integer", "number", "texts"]
+"""An argument's type: text, a whole number, a number, a list of texts."""
+
+ToolSet = Literal["reader", "all"]
+
+DEFAULT_WAIT_S: Final = 10.0
+"""SPEC §4: agents wait for the inferred fields by default (MCP); REST and pages do not"""
+
+PAPER_HELP: Final = "arXiv id or URL (1706.03762, hep-th/9901001v2) or local/<name>"
+ANCHOR_HELP: Final = "id, alias or slug: S3.SS2, S3.2, introduction"
+
+CLI_PAPER_HELP: Final = (
+    "a LaTeXML HTML file (.html, .html.gz), or an arXiv reference: 1706.03762, "
+    "1706.03762v7, arXiv:1706.03762, hep-th/9901001v2, an arxiv.org or ar5iv URL, or "
+    "local/<name> for <name>.html in PAPERANCHOR_LOCAL_DIR (which must be set)"
+)
+CLI_ANCHOR_HELP: Final = (
+    "a node: its id (S3.SS2, S3.SS2.p1), alias (S3.2, F1, T2, E1), slug (introduction) or "
+    "printed label (3.2, Table 2, Eq. (4))"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CliArgument:
+    """How the command line takes an argument: a positional (`flag` None) or a flag."""
+
+    metavar: str
+    help: str
+    flag: str | None = None
+    nargs: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Argument:
+    """One argument of an operation, as MCP and REST name it (`maxTokens`, `from`)."""
+
+    name: str
+    kind: Kind
+    help: str
+    """its description in the MCP tool's schema"""
+    required: bool = False
+    bounds: tuple[float, float] | None = None
+    """the range a number must be in, checked by `Operation.check`"""
+    default: float | None = None
+    """what an absent bounded argument stands for"""
+    unit: str = ""
+    """what a number counts, for its error message (`seconds`)"""
+    blank: bool = False
+    """optional text where null is absent and a number stands for its digits (`id: 12`)"""
+    keyword: str | None = None
+    """the Python name where the wire name is a Python keyword (`from` -> `date_from`)"""
+    what: str | None = None
+    """how an either-or error message names it (`a text to verify`)"""
+    cli: CliArgument | None = None
+    """how the command line takes it; None: not on the command line"""
+
+    @property
+    def python_name(self) -> str:
+        """The name the service's functions take it by."""
+        return self.keyword or self.name
+
+
+Arguments = Mapping[str, Any]
+"""An operation's arguments by Python name, after `Operation.check`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What a pure function needs beyond the paper: the public URL and the reader's door."""
+
+    public_url: str
+    door: Door
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """An operation on the command line: its subcommand and how its answer is printed."""
+
+    name: str
+    help: str
+    text: Callable[[Any, Arguments], tuple[str, str]]
+    """the answer as text: what goes to stdout and what to stderr"""
+    json: Callable[[Any], Any] = lambda value: value
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One operation, declared once (module docstring)."""
+
+    name: str
+    description: str
+    """the MCP tool's description (the untrusted-content note is added by api/mcp.py)"""
+    arguments: tuple[Argument, ...]
+    run: Callable[[PaperService, Arguments, Door], Awaitable[Any]]
+    """the answer over the service, for a door that is not one paper's (MCP)"""
+    tool: Callable[[Any], Any] | None
+    """the tool's structured content from `run`'s answer; None: the answer is Markdown text"""
+    shapes: tuple[Any, ...] = ()
+    """the result's shapes (shapes.py), whose top-level fields the tool's output schema lists"""
+    tools: ToolSet = "reader"
+    """the tool set that lists it (PAPERANCHOR_TOOLS)"""
+    one_of: tuple[str, str] | None = None
+    """two arguments of which exactly one must be given"""
+    on_paper: Callable[[Paper, Arguments, Context], Any] | None = None
+    """the pure function answering it on one paper (the command line, the warm-up)"""
+    command: Command | None = None
+    samples: Callable[[Paper], list[dict[str, Any]]] = lambda paper: []
+    """arguments the warm-up runs `on_paper` with on its page (warmup.py)"""
+
+    def check(self, given: Mapping[str, Any], door: Door = "mcp") -> dict[str, Any]:
+        """The arguments by Python name, each bounded one in its range (the one check)."""
+        checked = dict(given)
+        for argument in self.arguments:
+            value = checked.get(argument.python_name)
+            if argument.bounds is not None and value is not None:
+                if argument.kind == "number":
+                    service.check_number(argument.name, value, argument.bounds, argument.unit)
+                else:
+                    service.check_integer(argument.name, value, argument.bounds)
+        if self.one_of is not None:
+            first, second = (self.argument(name) for name in self.one_of)
+            if _given(checked, first, door) == _given(checked, second, door):
+                raise BadRequest(
+                    f"{self.name if door != 'cli' else self.command_name} takes "
+                    f"{_what(first, door)} or {_what(second, door)}, one of the two"
+                )
+        return checked
+
+    def argument(self, name: str) -> Argument:
+        """The argument of that wire name."""
+        return next(argument for argument in self.arguments if argument.name == name)
+
+    @property
+    def command_name(self) -> str:
+        """The subcommand's name (the operation's where it has none)."""
+        return self.command.name if self.command is not None else self.name
+
+    @property
+    def renamed(self) -> dict[str, str]:
+        """Wire names that are not Python names -> the Python names."""
+        return {a.name: a.keyword for a in self.arguments if a.keyword is not None}
+
+
+def _given(arguments: Mapping[str, Any], argument: Argument, door: Door) -> bool:
+    """Whether an argument was given: not null, nor blank text where blank means absent."""
+    value = arguments.get(argument.python_name)
+    if value is None:
+        return False
+    return not (argument.blank and door != "cli" and value == "")
+
+
+def _what(argument: Argument, door: Door) -> str:
+    if door == "cli" and argument.cli is not None:
+        cli = argument.cli
+        if cli.flag is None:
+            return f"an {cli.metavar}"
+        return f"{cli.flag} {cli.metavar}"
+    return argument.what or argument.name
+
+
+# -- the arguments most operations share ----------------------------------------------------
+
+PAPER = Argument(
+    "paper", "text", PAPER_HELP, required=True, cli=CliArgument("PAPER", CLI_PAPER_HELP)
+)
+
+
+def anchor(help: str, cli_help: str) -> Argument:
+    """A required anchor argument."""
+    return Argument("anchor", "text", help, required=True, cli=CliArgument("ANCHOR", cli_help))
+
+
+# -- the command line's text renderings ------------------------------------------------------
+
+
+def outline_text(result: shapes.Outline, _arguments: Arguments) -> tuple[str, str]:
+    """The outline as the command line prints it: title, authors, the indented section tree."""
+    lines = [result["title"]]
+    if result["authors"]:
+        lines.append(", ".join(result["authors"]))
+    lines.append(f"{result['idv']} · {result['source']} · {result['tokens']} tokens")
+    if result["tldr"]:
+        lines.append(f"\nTL;DR: {result['tldr']}")
+    lines.append("")
+
+    def walk(sections: Sequence[shapes.Section], depth: int) -> None:
+        for section in sections:
+            number = f"{section['number']} " if section["number"] else ""
+            count = section["errors"]
+            errors = f"  [{count} conversion error{'s' if count != 1 else ''}]" if count else ""
+            lines.append(
+                f"{'  ' * depth}{number}{section['title']}  ({section['id']}, "
+                f"{section['tokens']} tokens){errors}"
+            )
+            walk(section["children"], depth + 1)
+
+    walk(result["sections"], 0)
+    return "".join(line + "\n" for line in lines), ""
+
+
+def cite_text(result: shapes.Cite, _arguments: Arguments) -> tuple[str, str]:
+    """A node's text, then where to quote it from."""
+    match = f", {result['match']} match" if "match" in result else ""
+    score = f" {result['score']}" if "score" in result else ""
+    where = result["permalink"] or result["url"]
+    tail = f"\n— {where} ({result['anchor']}{match}{score}; hash {result['hash']})\n"
+    return result["text"] + "\n" + tail, ""
+
+
+def references_text(result: Any, _arguments: Arguments) -> tuple[str, str]:
+    """Each entry as `[N] text`, with where it is cited when one entry was asked for."""
+    lines = []
+    for entry in result.get("references", [result]):
+        lines.append(f"[{entry['number']}] {entry['text']}")
+        if "citedIn" in entry:
+            lines.append(f"  cited in: {', '.join(entry['citedIn']) or '(nowhere)'}")
+    return "".join(line + "\n" for line in lines), ""
+
+
+def figure_text(result: Any, _arguments: Arguments) -> tuple[str, str]:
+    """The caption, the image URLs and a table's rows."""
+    lines = [f"{result['id']}: {result['caption']}", *result["images"]]
+    lines += [" | ".join(row) for row in result.get("rows", [])]
+    return "".join(line + "\n" for line in lines), ""
+
+
+def equation_text(result: shapes.Equation, _arguments: Arguments) -> tuple[str, str]:
+    """The id, printed number and TeX (an equation read from a PDF: its extracted text)."""
+    number = f" ({result['number']})" if result["number"] else ""
+    said = result["latex"] if result["latex"] is not None else result.get("text", "")
+    return f"{result['id']}{number}: {said}\n", ""
+
+
+def search_text(result: list[shapes.SearchHit], arguments: Arguments) -> tuple[str, str]:
+    """One line a hit; a search without hits says so on stderr."""
+    note = ""
+    if not result:
+        note = f'no paragraph of {arguments["paper"]} contains "{arguments["query"]}"\n'
+    lines = [f"{hit['anchor']} [{hit['sectionId']}]: {hit['snippet']}\n" for hit in result]
+    return "".join(lines), note
+
+
+def read_text(result: service.ReadResult, _arguments: Arguments) -> tuple[str, str]:
+    """The Markdown as it is."""
+    return result.markdown, ""
+
+
+# -- how each operation runs -----------------------------------------------------------------
+
+
+async def _outline(svc: PaperService, a: Arguments, door: Door) -> shapes.Outline:
+    default = DEFAULT_WAIT_S if door == "mcp" else 0.0
+    return (await svc.outline(a["paper"], a.get("wait"), default_wait=default)).value
+
+
+async def _read(svc: PaperService, a: Arguments, door: Door) -> service.ReadResult:
+    return (await svc.read(a["paper"], a["anchor"], a.get("maxTokens"), door=door)).value
+
+
+async def _cite(svc: PaperService, a: Arguments, door: Door) -> shapes.Cite:
+    if a.get("text"):
+        return (await svc.cite_text(a["paper"], a["text"])).value
+    return (await svc.cite(a["paper"], a["anchor"])).value
+
+
+def _cite_on(paper: Paper, a: Arguments, context: Context) -> shapes.Cite:
+    if a.get("text") is not None:
+        return service.cite_text(paper, a["text"], context.public_url)
+    return service.cite(paper, a["anchor"], context.public_url)
+
+
+async def _references(svc: PaperService, a: Arguments, door: Door) -> shapes.ReferenceAnswer:
+    return (await svc.reference_answer(a["paper"], a.get("id") or None)).value
+
+
+async def _figure(svc: PaperService, a: Arguments, door: Door) -> Any:
+    return (await svc.figure(a["paper"], a["anchor"])).value
+
+
+async def _equation(svc: PaperService, a: Arguments, door: Door) -> shapes.Equation:
+    return (await svc.equation(a["paper"], a["anchor"])).value
+
+
+async def _search_paper(svc: PaperService, a: Arguments, door: Door) -> list[shapes.SearchHit]:
+    return (await svc.search_paper(a["paper"], a["query"], a.get("limit"))).value
+
+
+SEARCH_ARXIV_ARGUMENTS = ("category", "date_from", "date_to", "sort", "start", "limit")
+
+
+async def _search_arxiv(svc: PaperService, a: Arguments, door: Door) -> shapes.SearchPage:
+    options = {name: a.get(name) for name in SEARCH_ARXIV_ARGUMENTS}
+    return await svc.search_arxiv(a["query"], **options)
+
+
+async def _bibtex(svc: PaperService, a: Arguments, door: Door) -> str:
+    if a.get("papers") is not None:
+        return await svc.bibtex(a["papers"])
+    return await svc.references_bibtex(a["referencesOf"])
+
+
+async def _citations(svc: PaperService, a: Arguments, door: Door) -> shapes.Citations:
+    return await svc.citations(a["paper"], a.get("limit"))
+
+
+async def _category_trends(svc: PaperService, a: Arguments, door: Door) -> shapes.Trends:
+    return await svc.category_trends(a["category"], a.get("days"))
+
+
+def over_paper(
+    pure: Callable[[Paper, Arguments, Context], Any],
+) -> Callable[[PaperService, Arguments, Door], Awaitable[Any]]:
+    """An operation's `run` from its pure function: the paper loaded, `pure` run on it."""
+
+    async def run(svc: PaperService, arguments: Arguments, door: Door) -> Any:
+        context = Context(svc.public_url, door)
+        found = await svc.on_paper(
+            arguments["paper"], lambda paper: pure(paper, arguments, context)
+        )
+        return found.value
+
+    return run
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+# -- what the warm-up asks of its page: the paths a first request takes ----------------------
+
+
+def _first_sections(paper: Paper) -> list[str]:
+    return [section.id for section in paper.document.sections[:2]]
+
+
+def _first_of(paper: Paper, kinds: tuple[type, ...]) -> list[str]:
+    found = next(
+        (v.node.id for v in walk(paper.document.blocks) if isinstance(v.node, kinds)), None
+    )
+    return [] if found is None else [found]
+
+
+def _read_samples(paper: Paper) -> list[dict[str, Any]]:
+    # the whole paper, then a cut read of each of the first sections
+    return [{"anchor": None}] + [
+        {"anchor": node_id, "maxTokens": 100} for node_id in _first_sections(paper)
+    ]
+
+
+def _search_samples(paper: Paper) -> list[dict[str, Any]]:
+    title = paper.document.title.text
+    return [{"query": title.split()[0] if title else "a"}]
+
+
+OPERATIONS: Final[tuple[Operation, ...]] = (
+    Operation(
+        "outline",
+        "Start here: title, authors, abstract, TL;DR, contributions and the section tree "
+        "(ids, numbers, tokens) of an arXiv paper.",
+        (
+            PAPER,
+            Argument(
+                "wait",
+                "number",
+                "s to wait for tldr/contributions, 0-60, default 10",
+                bounds=service.WAIT_RANGE,
+                default=DEFAULT_WAIT_S,
+                unit="seconds",
+            ),
+        ),
+        _outline,
+        _same,
+        (shapes.Outline,),
+        on_paper=lambda paper, a, context: service.outline(paper),
+        samples=lambda paper: [{}],
+        command=Command(
+            "outline",
+            "title, authors, abstract, TL;DR and the section tree with token counts",
+            outline_text,
+        ),
+    ),
+    Operation(
+        "read",
+        "A section or any block as Markdown, heading included; longer output is cut at "
+        "maxTokens and says how to get the rest.",
+        (
+            PAPER,
+            Argument(
+                "anchor",
+                "text",
+                "as in outline, or paper for the whole paper",
+                required=True,
+                cli=CliArgument("ANCHOR", f"{CLI_ANCHOR_HELP}; or paper", nargs="?"),
+            ),
+            Argument(
+                "maxTokens",
+                "integer",
+                "100-100000, default 8000",
+                bounds=service.MAX_TOKENS_RANGE,
+                default=service.DEFAULT_MAX_TOKENS,
+                cli=CliArgument(
+                    "N",
+                    "cut the Markdown at about N tokens (100-100000, default 8000)",
+                    flag="--max-tokens",
+                ),
+            ),
+        ),
+        _read,
+        None,
+        on_paper=lambda paper, a, context: service.read(
+            paper, a["anchor"], a.get("maxTokens"), context.door
+        ),
+        command=Command(
+            "read",
+            "a section (or any anchor) as Markdown; the whole paper without one",
+            read_text,
+            json=lambda result: result.to_json(),
+        ),
+        samples=_read_samples,
+    ),
+    Operation(
+        "cite",
+        "Exact text of a paragraph or section with a permalink to quote; or verify a quote "
+        "(text) and get its paragraph.",
+        (
+            PAPER,
+            Argument(
+                "anchor",
+                "text",
+                "a node; or give text",
+                blank=True,
+                what="an anchor",
+                cli=CliArgument("ANCHOR", CLI_ANCHOR_HELP, nargs="?"),
+            ),
+            Argument(
+                "text",
+                "text",
+                "a quote to verify, 10-2000 chars",
+                blank=True,
+                what="a text to verify",
+                cli=CliArgument(
+                    "QUOTE",
+                    "instead of ANCHOR: a quote of 10-2000 characters to find in the paper "
+                    "(exact, else fuzzy at a score of 90 or more)",
+                    flag="--text",
+                ),
+            ),
+        ),
+        _cite,
+        _same,
+        (shapes.Cite,),
+        one_of=("anchor", "text"),
+        on_paper=_cite_on,
+        samples=lambda paper: [{"anchor": a} for a in _first_of(paper, (Paragraph,))],
+        command=Command(
+            "cite",
+            "exact plain text of a paragraph or section with a permalink; or verify a quote",
+            cite_text,
+        ),
+    ),
+    Operation(
+        "references",
+        "The bibliography (references), or one entry with the paragraphs citing it "
+        "(reference, when id is given).",
+        (
+            PAPER,
+            Argument(
+                "id",
+                "text",
+                "bib.bib12, 12 or [12]; omit for all",
+                blank=True,
+                cli=CliArgument("ID", "bib.bib12, 12 or [12]; omit for all entries", nargs="?"),
+            ),
+        ),
+        _references,
+        _same,
+        (shapes.ReferenceAnswer,),
+        on_paper=lambda paper, a, context: service.references(paper, a.get("id")),
+        samples=lambda paper: [{}],
+        command=Command(
+            "references", "the bibliography, or one entry and where it is cited", references_text
+        ),
+    ),
+    Operation(
+        "figure",
+        "A figure (caption, image URLs, panels) or a table (caption, cells).",
+        (PAPER, anchor("S3.F1, F1, S6.T2, T2", "S3.F1, F1, S6.T2, T2, Figure 3, Table 2")),
+        _figure,
+        _same,
+        (shapes.Figure, shapes.Table),
+        on_paper=lambda paper, a, context: service.figure(paper, a["anchor"]),
+        samples=lambda paper: [{"anchor": a} for a in _first_of(paper, (Figure, Table))],
+        command=Command(
+            "figure", "a figure (caption, image URLs, panels) or a table (cells)", figure_text
+        ),
+    ),
+    Operation(
+        "equation",
+        "An equation's LaTeX and printed number.",
+        (PAPER, anchor("S3.E1, E1 or a group id", "S3.E1, E1, Eq. (1), (1), or a group id")),
+        _equation,
+        _same,
+        (shapes.Equation,),
+        on_paper=lambda paper, a, context: service.equation(paper, a["anchor"]),
+        samples=lambda paper: [{"anchor": a} for a in _first_of(paper, (Equation,))],
+        command=Command("equation", "an equation's LaTeX and printed number", equation_text),
+    ),
+    Operation(
+        "search_paper",
+        "Paragraphs of one paper containing the query's words, best first, with anchors.",
+        (
+            PAPER,
+            Argument(
+                "query",
+                "text",
+                "words to find",
+                required=True,
+                cli=CliArgument("WORD", "words to find (case-blind)", nargs="+"),
+            ),
+            Argument(
+                "limit",
+                "integer",
+                "1-50, default 5",
+                bounds=service.LIMIT_RANGE,
+                default=service.DEFAULT_LIMIT,
+                cli=CliArgument("N", "hits to show, 1-50 (default 5)", flag="--limit"),
+            ),
+        ),
+        _search_paper,
+        lambda hits: {"hits": hits},
+        (shapes.Hits,),
+        on_paper=lambda paper, a, context: service.search_paper(paper, a["query"], a.get("limit")),
+        command=Command(
+            "search", "paragraphs containing the query's words, best first", search_text
+        ),
+    ),
+    Operation(
+        "search_arxiv",
+        "Search arXiv: compact hits (id, title, first authors, date, summary), newest "
+        "with sort=submitted.",
+        (
+            Argument("query", "text", "words, or ti: au: abs: cat: AND OR ANDNOT", required=True),
+            Argument("category", "text", "cs.LG"),
+            Argument("from", "text", "YYYY-MM-DD", keyword="date_from"),
+            Argument("to", "text", "YYYY-MM-DD", keyword="date_to"),
+            Argument("sort", "text", "relevance|submitted|updated"),
+            Argument("start", "integer", "from 0"),
+            Argument("limit", "integer", "1-50, default 10"),
+        ),
+        _search_arxiv,
+        _same,
+        (shapes.SearchPage,),
+        tools="all",
+    ),
+    Operation(
+        "bibtex",
+        "BibTeX that compiles: of arXiv papers, or of a paper's bibliography (referencesOf).",
+        (
+            Argument("papers", "texts", "1-20 arXiv ids"),
+            Argument("referencesOf", "text", "a paper: its bibliography"),
+        ),
+        _bibtex,
+        lambda bib: {"bibtex": bib},
+        (shapes.BibTeX,),
+        tools="all",
+        one_of=("papers", "referencesOf"),
+    ),
+    Operation(
+        "citations",
+        "Papers citing an arXiv paper (Semantic Scholar): count, titles, years, arXiv ids.",
+        (PAPER, Argument("limit", "integer", "1-100, default 20")),
+        _citations,
+        _same,
+        (shapes.Citations,),
+        tools="all",
+    ),
+    Operation(
+        "category_trends",
+        "An arXiv category's submissions per day and top title terms, last 1-30 days.",
+        (
+            Argument("category", "text", "cs.LG, hep-th", required=True),
+            Argument("days", "integer", "1-30, default 7"),
+        ),
+        _category_trends,
+        _same,
+        (shapes.Trends,),
+        tools="all",
+    ),
+)
+"""Every operation, in the order the tools are listed and the subcommands offered."""
+
+BY_NAME: Final = {operation.name: operation for operation in OPERATIONS}
+
+
+def listed(tools: ToolSet) -> list[Operation]:
+    """The operations a tool set offers: `reader` the reading ones, `all` every one."""
+    return [op for op in OPERATIONS if tools == "all" or op.tools == "reader"]
+
+
+def commands() -> list[Operation]:
+    """The operations the command line offers, in the table's order."""
+    return [op for op in OPERATIONS if op.command is not None and op.on_paper is not None]
+
+
+def dumps(value: Any) -> str:
+    """JSON as the tools send it: compact, UTF-8."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
