@@ -152,3 +152,22 @@ def test_the_words_of_the_new_operation_match_the_read_markdown() -> None:
     paper = cli._file_paper(fixture_path("short"))
     context = operations.Context("", "cli")
     assert words(paper, {"anchor": "S1"}, context)["words"] == len(out.split())
+
+
+# two answers only REST gives (SPEC §6): a paper's arXiv record and arXiv's taxonomy
+REST_ONLY = {"metadata", "categories"}
+
+
+def test_every_operation_of_the_table_has_a_rest_route_and_every_route_an_operation() -> None:
+    routed = {route.operation for route in operations.ROUTES}
+
+    assert {op.name for op in operations.OPERATIONS} <= routed
+    assert routed - set(operations.BY_NAME) == REST_ONLY
+
+
+def test_the_rest_router_serves_the_tables_routes_in_their_order() -> None:
+    from paperanchor.api import rest
+
+    paths = [getattr(route, "path", None) for route in rest.router.routes]
+    # the three routes of the server itself come first: /healthz, /metrics, /files/{path}
+    assert paths[3:] == [route.path for route in operations.ROUTES]

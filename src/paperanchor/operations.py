@@ -631,3 +631,314 @@ def commands() -> list[Operation]:
 def dumps(value: Any) -> str:
     """JSON as the tools send it: compact, UTF-8."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# -- the REST routes (SPEC §6), in matching order: specific suffixes first ---------------------
+
+Where = Literal["path", "query"]
+Form = Literal["json", "markdown", "bibtex"]
+Caching = Literal["paper", "latest", "taxonomy", "local-or-latest", "outline"]
+"""How a route's answer is kept (api/rest.py): as its paper's, an hour, a day, an hour unless
+the paper is local, or as an outline (whose metadata may come later)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RestParameter:
+    """A route's path or query parameter, and the argument of the operation it gives."""
+
+    name: str
+    """the Python name /openapi.json titles it by"""
+    where: Where
+    help: str
+    argument: str
+    kind: Kind = "text"
+    required: bool = True
+    alias: str | None = None
+    """its name in the query where that is not `name` (`maxTokens`, `from`)"""
+    absent: Any = None
+    """what the argument is when the query leaves the parameter out"""
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One REST route of an operation: where it is, what it takes, how it answers."""
+
+    operation: str
+    path: str
+    name: str
+    """the endpoint's name (/openapi.json's operationId is made from it)"""
+    summary: str
+    parameters: tuple[RestParameter, ...]
+    call: Callable[[PaperService, Arguments], Awaitable[Any]]
+    """the service call: a `Served` answer for caching `paper`, else the value itself"""
+    form: Form = "json"
+    shape: Any = None
+    """the JSON answer's shape, for /openapi.json"""
+    doc: str | None = None
+    body: Callable[[Any], Any] = _same
+    """the value -> what is sent: JSON to encode, or text"""
+    caching: Caching = "paper"
+
+
+REST_PAPER = RestParameter(
+    "paper",
+    "path",
+    "a paper: 1706.03762, 1706.03762v7, hep-th/9901001v2, arXiv:1706.03762, "
+    "an arxiv.org or ar5iv URL, or local/<name>",
+    "paper",
+)
+REST_ANCHOR = RestParameter(
+    "anchor",
+    "path",
+    "a node: its id (S3.SS2, S3.SS2.p1, S3.E1), alias (S3.2, F1, E1) or slug",
+    "anchor",
+)
+REST_MAX_TOKENS = RestParameter(
+    "max_tokens",
+    "query",
+    "cut the Markdown at a block boundary (100-100000)",
+    "maxTokens",
+    kind="integer",
+    required=False,
+    alias="maxTokens",
+    # Markdown routes answer the whole node unless ?maxTokens= asks for less (SPEC §6)
+    absent=service.MAX_TOKENS_RANGE[1],
+)
+
+
+def _query(name: str, help: str, argument: str | None = None, **options: Any) -> RestParameter:
+    return RestParameter(name, "query", help, argument or name, **options)
+
+
+def _optional(name: str, help: str, kind: Kind = "text", **options: Any) -> RestParameter:
+    return _query(name, help, kind=kind, required=False, **options)
+
+
+async def _read_rest(svc: PaperService, a: Arguments) -> Any:
+    return await svc.read(a["paper"], a.get("anchor"), a["maxTokens"])
+
+
+async def _categories(svc: PaperService, a: Arguments) -> shapes.Taxonomy:
+    return svc.categories()
+
+
+ROUTES: Final[tuple[Route, ...]] = (
+    # discovery first: a paper is never `search` or `categories`, and the paper routes would
+    # take /search.json for a paper's
+    Route(
+        "search_arxiv",
+        "/search.json",
+        "search_arxiv",
+        "Search arXiv",
+        (
+            _optional(
+                "q",
+                "arXiv's search_query: words, or ti:, au:, abs:, cat:, AND, OR, ANDNOT",
+                argument="query",
+            ),
+            _optional("category", "an arXiv category, cs.LG"),
+            _optional(
+                "date_from",
+                "first submission day, YYYY-MM-DD (UTC)",
+                alias="from",
+                argument="date_from",
+            ),
+            _optional(
+                "date_to", "last submission day, YYYY-MM-DD (UTC)", alias="to", argument="date_to"
+            ),
+            _optional("sort", "relevance, submitted or updated"),
+            _optional("start", "the first result, from 0", "integer"),
+            _optional("limit", "results, 1-50 (default 10)", "integer"),
+        ),
+        lambda svc, a: _search_arxiv(svc, a, "rest"),
+        shape=shapes.SearchPage,
+        doc="One page of an arXiv API search: `{query, total, start, hits}`; an empty page is an\n"
+        "empty list (SPEC §4).",
+        caching="latest",
+    ),
+    Route(
+        "categories",
+        "/categories.json",
+        "categories",
+        "arXiv's category taxonomy",
+        (),
+        _categories,
+        shape=shapes.Taxonomy,
+        caching="taxonomy",
+    ),
+    Route(
+        "category_trends",
+        "/categories/{category}/trends.json",
+        "category_trends",
+        "Daily submissions and top title terms of a category",
+        (
+            RestParameter(
+                "category", "path", "an arXiv category: cs.LG, hep-th, math.AG", "category"
+            ),
+            _optional("days", "the last 1-30 days (default 7)", "integer"),
+        ),
+        lambda svc, a: svc.category_trends(a["category"], a.get("days")),
+        shape=shapes.Trends,
+        caching="latest",
+    ),
+    Route(
+        "metadata",
+        "/{paper:path}/metadata.json",
+        "metadata",
+        "arXiv metadata",
+        (REST_PAPER,),
+        lambda svc, a: svc.metadata(a["paper"]),
+        shape=shapes.Metadata,
+        doc="The arXiv API's record of the paper (a versioned id: that version's).",
+        caching="latest",
+    ),
+    Route(
+        "citations",
+        "/{paper:path}/citations.json",
+        "citations",
+        "Papers that cite it (Semantic Scholar)",
+        (REST_PAPER, _optional("limit", "citing papers, 1-100 (default 20)", "integer")),
+        lambda svc, a: svc.citations(a["paper"], a.get("limit")),
+        shape=shapes.Citations,
+        caching="latest",
+    ),
+    Route(
+        "bibtex",
+        "/{paper:path}/references.bib",
+        "references_bib",
+        "The bibliography as BibTeX (arXiv papers from the arXiv API)",
+        (REST_PAPER,),
+        lambda svc, a: svc.references_bibtex(a["paper"]),
+        form="bibtex",
+        caching="local-or-latest",
+    ),
+    Route(
+        "outline",
+        "/{paper:path}/outline.json",
+        "outline_json",
+        "Outline",
+        (REST_PAPER,),
+        lambda svc, a: _outline(svc, a, "rest"),
+        shape=shapes.Outline,
+        doc="Title, authors, abstract, TL;DR, contributions and the section tree with token "
+        "counts.\n`Prefer: wait=N` (0-60 s) waits for the inferred fields and is answered in\n"
+        "`Preference-Applied`.",
+        caching="outline",
+    ),
+    Route(
+        "read",
+        "/{paper:path}/sections/{anchor}.md",
+        "section_markdown",
+        "A node as Markdown",
+        (REST_PAPER, REST_ANCHOR, REST_MAX_TOKENS),
+        _read_rest,
+        form="markdown",
+        body=lambda result: result.markdown,
+    ),
+    Route(
+        "read",
+        "/{paper:path}/sections/{anchor}.json",
+        "section_json",
+        "A node's Markdown",
+        (REST_PAPER, REST_ANCHOR, REST_MAX_TOKENS),
+        _read_rest,
+        shape=shapes.SectionText,
+        body=lambda result: result.to_json(),
+    ),
+    Route(
+        "cite",
+        "/{paper:path}/cite.json",
+        "cite_text",
+        "Verify a quote",
+        (
+            REST_PAPER,
+            _query(
+                "text",
+                "the quoted text, 10-2000 characters (compared case- and space-blind)",
+            ),
+        ),
+        lambda svc, a: svc.cite_text(a["paper"], a["text"]),
+        shape=shapes.Cite,
+        doc="The paragraph that contains the quote: exact, else fuzzy (score 90 or more), else\n"
+        "not-found naming the closest passage (SPEC §4, cite by text).",
+    ),
+    Route(
+        "cite",
+        "/{paper:path}/cite/{anchor}.json",
+        "cite",
+        "Quote a node",
+        (REST_PAPER, REST_ANCHOR),
+        lambda svc, a: svc.cite(a["paper"], a["anchor"]),
+        shape=shapes.Cite,
+    ),
+    Route(
+        "references",
+        "/{paper:path}/references.json",
+        "references",
+        "Bibliography",
+        (REST_PAPER,),
+        lambda svc, a: svc.references(a["paper"]),
+        shape=shapes.References,
+    ),
+    Route(
+        "references",
+        "/{paper:path}/references/{reference_id}.json",
+        "reference",
+        "One bibliography entry and where it is cited",
+        (REST_PAPER, RestParameter("reference_id", "path", "bib.bib12, 12 or [12]", "id")),
+        lambda svc, a: svc.reference(a["paper"], a["id"]),
+        shape=shapes.Reference,
+    ),
+    Route(
+        "figure",
+        "/{paper:path}/figures/{anchor}.json",
+        "figure",
+        "Float",
+        (REST_PAPER, REST_ANCHOR),
+        lambda svc, a: svc.figure(a["paper"], a["anchor"]),
+        shape=shapes.Figure | shapes.Table,
+    ),
+    Route(
+        "equation",
+        "/{paper:path}/equations/{anchor}.json",
+        "equation",
+        "Equation",
+        (REST_PAPER, REST_ANCHOR),
+        lambda svc, a: svc.equation(a["paper"], a["anchor"]),
+        shape=shapes.Equation,
+    ),
+    Route(
+        "search_paper",
+        "/{paper:path}/search.json",
+        "search_paper",
+        "Search a paper",
+        (
+            REST_PAPER,
+            _query("q", "words to look for (case-insensitive substrings)", argument="query"),
+            _optional("limit", "hits to return, 1-50 (default 5)", "integer"),
+        ),
+        lambda svc, a: svc.search_paper(a["paper"], a["query"], a.get("limit")),
+        shape=list[shapes.SearchHit],
+    ),
+    Route(
+        "bibtex",
+        "/{paper:path}.bib",
+        "paper_bib",
+        "The paper's BibTeX (@misc, from the arXiv API)",
+        (REST_PAPER,),
+        lambda svc, a: svc.bibtex([a["paper"]]),
+        form="bibtex",
+        caching="latest",
+    ),
+    Route(
+        "read",
+        "/{paper:path}.md",
+        "paper_markdown",
+        "The whole paper as Markdown",
+        (REST_PAPER, REST_MAX_TOKENS),
+        _read_rest,
+        form="markdown",
+        body=lambda result: result.markdown,
+    ),
+)
+"""The REST routes of the operations; api/pages.py's HTML pages come after them."""
