@@ -23,6 +23,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -332,17 +333,36 @@ def load(folder: Path) -> dict[str, dict[str, Any]]:
     return answers
 
 
+# What differs between two recordings without any answer differing: the replay upstream's port
+# (a free one each time) and the folder the code ran from (the command line's sourceUrl).
+_REPLAY_PORT = re.compile(r"127\.0\.0\.1:(?!8765\b)\d+")
+_ROOT = re.compile(r"/work/notes/[^/\"]+/|" + re.escape(str(ROOT)) + "/")
+
+
+def normal(answer: dict[str, Any]) -> dict[str, Any]:
+    """An answer without the recording's own traces; its ETag kept only where the body is
+    the same bytes (an ETag is a digest of the body)."""
+    text = answer.get("text", "")
+    clean = _ROOT.sub("<root>/", _REPLAY_PORT.sub("<replay>", text))
+    headers = dict(answer["headers"])
+    if clean != text:
+        headers.pop("etag", None)
+    return {**answer, "text": clean, "headers": headers}
+
+
 def compare(before: Path, after: Path) -> int:
-    old, new = load(before), load(after)
+    """Print every answer of `before` that `after` lacks or answers otherwise."""
+    old = {key: normal(answer) for key, answer in load(before).items()}
+    new = {key: normal(answer) for key, answer in load(after).items()}
     differ = [key for key in old if key in new and old[key] != new[key]]
     missing = [key for key in old if key not in new]
     added = [key for key in new if key not in old]
     for key in differ:
         print(f"DIFFERS {key}")
         a, b = old[key], new[key]
-        for field in ("status", "headers"):
-            if a[field] != b[field]:
-                print(f"  {field}: {a[field]} -> {b[field]}")
+        for part in ("status", "headers"):
+            if a[part] != b[part]:
+                print(f"  {part}: {a[part]} -> {b[part]}")
         ta, tb = a.get("text", ""), b.get("text", "")
         if ta != tb:
             at = next((i for i, (x, y) in enumerate(zip(ta, tb, strict=False)) if x != y), None)
