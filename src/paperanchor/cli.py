@@ -17,7 +17,7 @@ from typing import Any
 
 from paperanchor import operations, service
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, internal
-from paperanchor.parse import PARSER_VERSION, parse_document
+from paperanchor.parse import parse_document
 
 
 def _file_paper(path: Path) -> service.Paper:
@@ -72,16 +72,11 @@ async def _with_paper(reference: str, job: Callable[[service.Paper], Any]) -> An
                 raise BadRequest(exc.detail) from None  # the PDF reader names the file
             raise BadRequest(f"{reference} is not a LaTeXML document ({exc.detail})") from None
         return job(paper)
-    from paperanchor.library import Library
+    from paperanchor.runtime import Runtime
     from paperanchor.settings import get_settings
 
-    settings = get_settings()
-    library = Library(settings, parse=parse_document, parser_version=PARSER_VERSION)
-    try:
-        svc = service.PaperService(library, settings.public_base)
-        return job(await svc.paper(reference))
-    finally:
-        await library.aclose()
+    async with Runtime.build(get_settings()) as runtime:
+        return job(await runtime.service.paper(reference))
 
 
 def _print_json(value: Any) -> None:
@@ -134,14 +129,14 @@ async def _fetch_all(references: list[str]) -> int:
 
     from tqdm import tqdm
 
-    from paperanchor.library import Library
     from paperanchor.refs import parse_ref
+    from paperanchor.runtime import Runtime
     from paperanchor.settings import get_settings
 
-    settings = get_settings()
     started = time.monotonic()
     fetched = cached = failed = 0
-    async with Library(settings, parse=parse_document, parser_version=PARSER_VERSION) as library:
+    async with Runtime.build(get_settings()) as runtime:
+        library = runtime.library
         with tqdm(
             total=len(references), unit="paper", file=sys.stderr, disable=None
         ) as bar:  # disable=None: no bar when stderr is not a terminal

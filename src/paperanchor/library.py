@@ -126,8 +126,11 @@ class Library:
         parser_version: str,
         store: Store | None = None,
         sources: Sources | None = None,
+        shared: Shared | None = None,
         parse_pdf: Parse = parse_pdf,
     ) -> None:
+        """A library over `store` and `sources` (runtime.py builds them and closes them); a
+        library given none opens its own, and closes them in `aclose`."""
         limit_malloc_arenas()  # before the store's and the parses' threads start
         self.settings = settings
         self.parser_version = parser_version
@@ -137,11 +140,14 @@ class Library:
         # What the library opens it closes; a store or sources passed in stay the caller's.
         self._owns_store = store is None
         self._owns_sources = sources is None
+        self._owns_shared = shared is None
         self.store: Store = store if store is not None else open_store(settings)
         self.cache = PaperCache(self.store, paper_codec(settings.max_html_bytes))
         self._kept = BestEffort(self.store)  # not-found entries
         self.memory_bytes = settings.memory_bytes
-        self.shared = Shared.over(self.store, settings.cache_url, lease_s=settings.lock_lease_s)
+        if shared is None:  # a Redis store's coordination (None for a store of one machine)
+            shared = Shared.over(self.store, settings.cache_url, lease_s=settings.lock_lease_s)
+        self.shared = shared
         self.sources = sources if sources is not None else Sources(settings, shared=self.shared)
         self._flight: SingleFlight[str, LoadedPaper] = SingleFlight()
         self._settled: OrderedDict[str, _Kept] = OrderedDict()
@@ -178,7 +184,7 @@ class Library:
             await self._trimming  # a trim in the background ends before its store closes
         if self._owns_sources:
             await self.sources.aclose()
-        if self.shared is not None:
+        if self._owns_shared and self.shared is not None:
             await self.shared.aclose()
         if self._owns_store:
             self.store.close()

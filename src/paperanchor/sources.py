@@ -108,10 +108,13 @@ class Sources:
     With `shared`, each host's gap and pauses hold across every process that shares its Redis.
     """
 
-    def __init__(self, settings: Settings, *, shared: Shared | None = None) -> None:
+    def __init__(
+        self, settings: Settings, *, shared: Shared | None = None, polite: Polite | None = None
+    ) -> None:
+        """Sources over `polite` (runtime.py builds it), else over a client of their own."""
         self.settings = settings
-        self.shared = shared
-        self.polite = Polite(settings, shared=shared)
+        self.polite = polite if polite is not None else Polite(settings, shared=shared)
+        self.shared = self.polite.shared
 
     @property
     def requests_sent(self) -> int:

@@ -44,7 +44,7 @@ class LiveServer:
         self.settings = settings(self.url)
         self.app = create_app(
             self.settings,
-            library=library(self.settings) if library is not None else None,
+            library=library,
             discovery=discovery,
         )
         config = uvicorn.Config(

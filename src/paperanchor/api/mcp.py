@@ -38,11 +38,8 @@ from pydantic import BeforeValidator, Field, ValidationError
 from paperanchor import __version__, operations
 from paperanchor.api import models
 from paperanchor.api.arguments import invalid_arguments
-from paperanchor.discovery.client import discovery_of
 from paperanchor.errors import BadRequest, PaperAnchorError, internal
-from paperanchor.library import Library
 from paperanchor.operations import ToolSet
-from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.refs import shown
 from paperanchor.service import PaperService
 from paperanchor.settings import Settings
@@ -261,8 +258,8 @@ class ToolServer(MCPServer):
 
 
 async def serve_stdio(settings: Settings) -> None:
-    """`paperanchor mcp`: the tools over stdin/stdout, with a library of their own."""
-    library = Library(settings, parse=parse_document, parser_version=PARSER_VERSION)
-    async with library, discovery_of(library) as discovery:
-        service = PaperService(library, settings.public_base, discovery)
-        await build_server(service, tools=settings.tools).run_stdio_async()
+    """`paperanchor mcp`: the tools over stdin/stdout, over a runtime of their own."""
+    from paperanchor.runtime import Runtime  # the runtime imports the whole middle
+
+    async with Runtime.build(settings) as runtime:
+        await build_server(runtime.service, tools=settings.tools).run_stdio_async()

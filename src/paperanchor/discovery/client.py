@@ -27,7 +27,7 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote, urlencode
 
 from paperanchor.discovery import atom, entries, query, s2
@@ -40,9 +40,6 @@ from paperanchor.refs import PaperRef, shown
 from paperanchor.settings import Settings
 from paperanchor.shapes import Citations, Metadata, SearchPage, Trends
 from paperanchor.store import BestEffort, Store
-
-if TYPE_CHECKING:
-    from paperanchor.library import Library
 
 log = logging.getLogger(__name__)
 
@@ -72,12 +69,6 @@ def api_url(base: str, params: dict[str, str]) -> str:
 def s2_url(base: str, path: str, params: dict[str, str]) -> str:
     """The URL of one Semantic Scholar request."""
     return f"{base}/{quote(path, safe='/:')}?{urlencode(params, quote_via=quote, safe=',')}"
-
-
-def discovery_of(library: Library) -> Discovery:
-    """The discovery client of a library: over its polite client (a gate per upstream, shared
-    across processes with Redis) and its store."""
-    return Discovery(library.settings, polite=library.sources.polite, store=library.store)
 
 
 class Discovery:
