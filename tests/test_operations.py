@@ -14,7 +14,7 @@ import pytest
 from paperanchor import cli, operations, service
 from paperanchor.api.mcp import build_server
 from paperanchor.errors import BadRequest
-from paperanchor.library import Library
+from paperanchor.papers import Papers
 from paperanchor.parse import parse_document
 from paperanchor.settings import Settings
 from tests.corpus_pages import fixture_path
@@ -89,7 +89,7 @@ def test_an_operation_added_to_the_table_answers_as_a_tool(with_word_count, tmp_
     )
 
     async def main() -> Any:
-        async with Library(settings, parse=parse_document, parser_version="test") as library:
+        async with Papers(settings, parse=parse_document, parser_version="test") as library:
             server = build_server(service.PaperService(library, "http://127.0.0.1"))
             return await server.call_tool("word_count", {"paper": "local/short", "anchor": "S1"})
 

@@ -20,14 +20,14 @@ def settings(tmp_path: Path) -> Settings:
 def test_papers_and_discovery_share_the_runtimes_one_store_and_upstream_client(tmp_path) -> None:
     runtime = Runtime.build(settings(tmp_path))
     try:
-        assert runtime.library.store is runtime.store
-        assert runtime.library.sources is runtime.sources
-        assert runtime.sources.polite is runtime.polite
-        assert runtime.discovery.polite is runtime.polite
+        assert runtime.papers.store is runtime.store
+        assert runtime.papers.sources is runtime.sources
+        assert runtime.sources.polite is runtime.upstream
+        assert runtime.discovery.polite is runtime.upstream
         assert runtime.discovery.store is runtime.store
-        assert runtime.service.loader is runtime.library
+        assert runtime.service.loader is runtime.papers
         assert runtime.service.discovery is runtime.discovery
-        assert runtime.shared is None  # a disk store is one machine's: nothing to coordinate
+        assert runtime.coordination is None  # a disk store is one machine's: nothing to coordinate
     finally:
         asyncio.run(runtime.aclose())
 
@@ -41,4 +41,4 @@ def test_a_runtime_serves_a_paper_and_closes_its_upstream_client(tmp_path) -> No
     idv, runtime = asyncio.run(main())
 
     assert idv == "local/short"
-    assert runtime.polite._client.is_closed
+    assert runtime.upstream._client.is_closed

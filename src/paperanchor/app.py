@@ -38,7 +38,7 @@ from paperanchor.api.limits import ClientLimit, Rate, RateLimitMiddleware
 from paperanchor.api.metrics import Metrics, RequestMetrics
 from paperanchor.discovery.client import Discovery
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, RateLimited, internal
-from paperanchor.library import Library
+from paperanchor.papers import Papers
 from paperanchor.refs import shown
 from paperanchor.runtime import Runtime
 from paperanchor.settings import Settings, get_settings
@@ -60,8 +60,8 @@ DOCS_ASSETS = "/docs-assets"
 def create_app(
     settings: Settings | None = None,
     *,
-    library: Callable[[Settings], Library] | None = None,
-    discovery: Callable[[Library], Discovery] | None = None,
+    library: Callable[[Settings], Papers] | None = None,
+    discovery: Callable[[Papers], Discovery] | None = None,
 ) -> FastAPI:
     """The whole HTTP service over one runtime (runtime.py), closed when the app shuts down.
     `library` and `discovery` make those parts instead of the runtime's (tests)."""
@@ -107,11 +107,11 @@ def create_app(
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     app.state.settings = settings
     app.state.runtime = runtime
-    app.state.library = runtime.library
+    app.state.library = runtime.papers
     app.state.service = service
     app.state.discovery = runtime.discovery
     app.state.tools = tools
-    app.state.metrics = metrics = Metrics(runtime.library)
+    app.state.metrics = metrics = Metrics(runtime.papers)
 
     # A stateless server with JSON responses has no event stream to open: GET /mcp would hang
     app.router.add_route("/mcp", _mcp_not_a_stream, methods=["GET", "DELETE"])
@@ -257,6 +257,7 @@ def _origin_hostname(origin: str) -> str | None:
 
 
 def error_answer(error: PaperAnchorError, path: str, accept: str | None) -> Response:
+    """The error's wire form for this request: an HTML page, JSON or text (SPEC §9)."""
     form = rest.wire_form(path, accept)
     if form == "html":
         return pages.error_page(error, path)

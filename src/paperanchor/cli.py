@@ -15,12 +15,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from paperanchor import operations, service
+from paperanchor import operations
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, internal
+from paperanchor.paper import LocalPaper, Paper
 from paperanchor.parse import parse_document
 
 
-def _file_paper(path: Path) -> service.Paper:
+def _file_paper(path: Path) -> Paper:
     """A paper read straight from a file: LaTeXML HTML (`.html`, `.html.gz`) or a PDF."""
     try:
         data = path.read_bytes()
@@ -45,9 +46,7 @@ def _file_paper(path: Path) -> service.Paper:
     else:
         name = name.removesuffix(".html")
         document = parse_document(data, path.resolve().as_uri())
-    return service.Paper.open(
-        service.LocalPaper(document, f"local/{name}", f"local/{name}", source_url=str(path))
-    )
+    return Paper.open(LocalPaper(document, f"local/{name}", f"local/{name}", source_url=str(path)))
 
 
 def _is_pdf(path: Path, data: bytes) -> bool:
@@ -62,7 +61,7 @@ def _looks_like_path(text: str) -> bool:
     return text.lower().endswith(".pdf") and "://" not in text
 
 
-async def _with_paper(reference: str, job: Callable[[service.Paper], Any]) -> Any:
+async def _with_paper(reference: str, job: Callable[[Paper], Any]) -> Any:
     if _looks_like_path(reference):
         try:
             paper = _file_paper(Path(reference))
@@ -102,7 +101,7 @@ def _run(args: argparse.Namespace) -> int:
     # only cite hands out URLs: the other commands never read the settings for a file
     context = operations.Context(_public_url() if operation.name == "cite" else "", "cli")
 
-    def job(paper: service.Paper) -> Any:
+    def job(paper: Paper) -> Any:
         # checked once the paper is read: an unreadable file is said first, as it always was
         return on_paper(paper, operation.check(given, door="cli"), context)
 
@@ -136,7 +135,7 @@ async def _fetch_all(references: list[str]) -> int:
     started = time.monotonic()
     fetched = cached = failed = 0
     async with Runtime.build(get_settings()) as runtime:
-        library = runtime.library
+        library = runtime.papers
         with tqdm(
             total=len(references), unit="paper", file=sys.stderr, disable=None
         ) as bar:  # disable=None: no bar when stderr is not a terminal

@@ -21,7 +21,8 @@ from typing import Any, Final, Literal
 
 from paperanchor import service, shapes
 from paperanchor.errors import BadRequest
-from paperanchor.service import Door, Paper, PaperService
+from paperanchor.paper import Paper
+from paperanchor.service import Door, PaperService
 from paperanchor.tree import Equation, Figure, Paragraph, Table, walk
 
 Kind = Literal["text", "integer", "number", "texts"]

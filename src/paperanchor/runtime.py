@@ -15,15 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from paperanchor.coordination import Coordination
 from paperanchor.discovery.client import Discovery
-from paperanchor.library import Library
+from paperanchor.papers import Papers
 from paperanchor.parse import PARSER_VERSION, parse_document
-from paperanchor.polite import Polite
 from paperanchor.service import PaperService
 from paperanchor.settings import Settings
-from paperanchor.shared import Shared
 from paperanchor.sources import Sources
 from paperanchor.store import Store, open_store
+from paperanchor.upstream import Upstream
 
 
 @dataclass(slots=True)
@@ -32,11 +32,11 @@ class Runtime:
 
     settings: Settings
     store: Store
-    shared: Shared | None
-    """the coordination between processes (a Redis store's); None when one process is alone"""
-    polite: Polite
+    coordination: Coordination | None
+    """between processes (a Redis store's); None when one process is alone"""
+    upstream: Upstream
     sources: Sources
-    library: Library
+    papers: Papers
     discovery: Discovery
     service: PaperService
     _owned: bool = field(default=True, repr=False)
@@ -47,8 +47,8 @@ class Runtime:
         cls,
         settings: Settings,
         *,
-        library: Callable[[Settings], Library] | None = None,
-        discovery: Callable[[Library], Discovery] | None = None,
+        library: Callable[[Settings], Papers] | None = None,
+        discovery: Callable[[Papers], Discovery] | None = None,
     ) -> Runtime:
         """The runtime of `settings`; `library` and `discovery` replace the default parts."""
         if library is not None:
@@ -56,9 +56,9 @@ class Runtime:
             store, shared, sources, owned = papers.store, papers.shared, papers.sources, False
         else:
             store = open_store(settings)
-            shared = Shared.over(store, settings.cache_url, lease_s=settings.lock_lease_s)
-            sources = Sources(settings, polite=Polite(settings, shared=shared))
-            papers = Library(
+            shared = Coordination.over(store, settings.cache_url, lease_s=settings.lock_lease_s)
+            sources = Sources(settings, polite=Upstream(settings, shared=shared))
+            papers = Papers(
                 settings,
                 parse=parse_document,
                 parser_version=PARSER_VERSION,
@@ -84,9 +84,9 @@ class Runtime:
     async def aclose(self) -> None:
         """Close what was built, in the reverse order of building it."""
         await self.discovery.aclose()
-        await self.library.aclose()  # and what a library handed in opened itself
+        await self.papers.aclose()  # and what a library handed in opened itself
         if self._owned:
             await self.sources.aclose()
-            if self.shared is not None:
-                await self.shared.aclose()
+            if self.coordination is not None:
+                await self.coordination.aclose()
             self.store.close()

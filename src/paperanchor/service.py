@@ -12,41 +12,37 @@ import logging
 import unicodedata
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final, Generic, Literal, Protocol, TypeVar, cast, overload
 
 from rapidfuzz import fuzz, process
 
-from paperanchor import infer, refs, shapes
-from paperanchor.anchors import WHOLE_PAPER, AnchorIndex, Located
+from paperanchor import refs, shapes
+from paperanchor.anchors import WHOLE_PAPER, Located
 from paperanchor.discovery import bibtex, categories, query
 from paperanchor.errors import BadRequest, NotFound
+
+# Paper and LocalPaper live in paper.py; importable from here too, as they long were
+from paperanchor.paper import LoadedLike, comparable
+from paperanchor.paper import LocalPaper as LocalPaper
+from paperanchor.paper import Paper as Paper
 from paperanchor.refs import PaperRef, parse_ref, shown
 from paperanchor.render.json import equation_json, float_json, reference_json
 from paperanchor.render.markdown import (
-    block_chunks,
-    document_chunks,
-    footnote_chunks,
-    join,
-    node_chunks,
-    notes_in,
-    section_chunks,
     tokens_of,
     truncate,
 )
 from paperanchor.render.text import plain_text
-from paperanchor.search import Unit, search, units
+from paperanchor.search import search
 from paperanchor.shapes import Citations, Metadata, SearchPage, Taxonomy, Trends
 from paperanchor.tree import (
     Document,
     Equation,
     EquationGroup,
     Figure,
-    Node,
     Paragraph,
     Section,
     Table,
-    Text,
     walk,
 )
 
@@ -58,25 +54,6 @@ DEFAULT_MAX_TOKENS = 8000
 LIMIT_RANGE = (1, 50)
 DEFAULT_LIMIT = 5
 WAIT_RANGE = (0.0, 60.0)
-
-
-class LoadedLike(Protocol):
-    """What a loader hands over: the tree and where it came from."""
-
-    @property
-    def document(self) -> Document: ...
-    @property
-    def paper(self) -> str: ...
-    @property
-    def idv(self) -> str: ...
-    @property
-    def version(self) -> int | None: ...
-    @property
-    def version_confirmed(self) -> bool: ...
-    @property
-    def source(self) -> str: ...
-    @property
-    def source_url(self) -> str: ...
 
 
 class Loader(Protocol):
@@ -103,19 +80,6 @@ class DiscoveryLike(Protocol):
 # costs an outline at most this. The fetch goes on without it and is kept, so the next
 # outline has the metadata.
 OUTLINE_METADATA_WAIT_S = 1.0
-
-
-@dataclass(frozen=True, slots=True, weakref_slot=True)
-class LocalPaper:
-    """A paper read from a file by the command line."""
-
-    document: Document
-    paper: str
-    idv: str
-    version: int | None = None
-    version_confirmed: bool = False
-    source: str = "local"
-    source_url: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,127 +134,6 @@ class Served(Generic[T]):
 def _served(value: T, asked: PaperRef, view: Paper, *, pending: bool = False) -> Served[T]:
     meta = view.meta
     return Served(value, asked, meta.idv, meta.version_confirmed, pending)
-
-
-@dataclass
-class Paper:
-    """A loaded paper with its anchor index and the renderings computed so far.
-
-    Each section is rendered once, into chunks its parent's and the whole paper's chunk lists
-    share (the same strings), so an outline's token counts of every section and of the paper
-    cost one rendering, and holding them costs about one copy of the paper's Markdown. Only
-    what is read is joined into one string and kept (`_markdown`).
-    """
-
-    meta: LoadedLike
-    document: Document
-    index: AnchorIndex
-    _markdown: dict[str, str] = field(default_factory=dict)
-    _sections: dict[int, tuple[list[str], list[str]]] = field(default_factory=dict)
-    """id(section) -> its chunks and the footnote ids they reference, in order."""
-    _tokens: dict[str, int] = field(default_factory=dict)
-    _units: list[Unit] | None = None
-    _quotable: list[tuple[Unit, str]] | None = None
-    _cited_in: dict[str, list[str]] | None = None
-    _inferred: tuple[str | None, list[str] | None] | None = None
-
-    @classmethod
-    def open(cls, loaded: LoadedLike) -> Paper:
-        document: Document = loaded.document
-        return cls(loaded, document, AnchorIndex.build(document, loaded.idv))
-
-    def markdown(self, node_id: str | None = None) -> str:
-        key = node_id or ""
-        cached = self._markdown.get(key)
-        if cached is None:
-            cached = join(self.chunks(node_id))
-            self._markdown[key] = cached
-        return cached
-
-    def chunks(self, node_id: str | None) -> list[str]:
-        """The Markdown chunks of a node (None: the whole paper), footnotes at the end."""
-        if node_id is None:
-            return document_chunks(self.document, self._node_chunks)
-        return self._node_chunks(self.index.nodes[node_id].node)
-
-    def _node_chunks(self, node: Node) -> list[str]:
-        if not isinstance(node, Section):
-            return node_chunks(node, self.document)
-        chunks, notes = self._section(node)
-        return chunks + footnote_chunks(notes, self.document.footnotes)
-
-    def _section(self, section: Section) -> tuple[list[str], list[str]]:
-        kept = self._sections.get(id(section))
-        if kept is None:
-            notes: dict[str, None] = {}
-
-            def inner(block: Node) -> list[str]:
-                if isinstance(block, Section):
-                    chunks, inner_notes = self._section(block)
-                    notes.update(dict.fromkeys(inner_notes))
-                    return chunks
-                notes.update(dict.fromkeys(notes_in([block])))
-                return block_chunks(block)
-
-            kept = (section_chunks(section, inner), list(notes))
-            self._sections[id(section)] = kept
-        return kept
-
-    def rendered(self, anchor: str | None) -> bool:
-        """Whether `anchor` names, without fuzzy matching, a node whose Markdown is ready."""
-        if anchor is None:
-            return "" in self._markdown
-        node_id = self.index.quick(anchor)
-        return node_id is not None and node_id in self._markdown
-
-    def tokens(self, node_id: str | None = None) -> int:
-        """SPEC §3's tokens of a node's Markdown (None: the whole paper), without keeping it."""
-        key = node_id or ""
-        count = self._tokens.get(key)
-        if count is None:
-            kept = self._markdown.get(key)
-            count = tokens_of(kept if kept is not None else join(self.chunks(node_id)))
-            self._tokens[key] = count
-        return count
-
-    def quotable(self) -> list[tuple[Unit, str]]:
-        """Every passage a quote may come from, with its text as quotes are compared."""
-        if self._quotable is None:
-            self._quotable = [(unit, _comparable(unit.text)) for unit in self.units()]
-        return self._quotable
-
-    def units(self) -> list[Unit]:
-        if self._units is None:
-            self._units = units(self.document)
-        return self._units
-
-    def inferred(self) -> tuple[str | None, list[str] | None]:
-        if self._inferred is None:
-            self._inferred = (infer.tldr(self.document), infer.contributions(self.document))
-        return self._inferred
-
-    def cited_in(self) -> dict[str, list[str]]:
-        """Bibliography id -> anchors of the paragraphs citing it, in document order."""
-        if self._cited_in is None:
-            found: dict[str, dict[str, None]] = {}
-            for located in self.index.nodes.values():
-                node = located.node
-                if isinstance(node, Text) and node.cites:
-                    holder = self._paragraph_of(node.id) or node.id
-                    for bib_id in node.cites:
-                        found.setdefault(bib_id, {})[holder] = None
-            self._cited_in = {k: list(v) for k, v in found.items()}
-        return self._cited_in
-
-    def _paragraph_of(self, node_id: str) -> str | None:
-        """The outermost paragraph whose id prefixes this text's id (LaTeXML nests ids)."""
-        parts = node_id.split(".")
-        for end in range(1, len(parts)):
-            candidate = ".".join(parts[:end])
-            located = self.index.nodes.get(candidate)
-            if located is not None and isinstance(located.node, Paragraph):
-                return candidate
-        return None
 
 
 def _check_range(name: str, value: float, bounds: tuple[float, float]) -> None:
@@ -397,7 +240,7 @@ def outline(paper: Paper) -> shapes.Outline:
         "idv": meta.idv,
         "version": meta.version,
         "versionConfirmed": meta.version_confirmed,
-        # the four names sources.py and library.py give a paper's source
+        # the four names sources.py and papers.py give a paper's source
         "source": cast(shapes.Source, meta.source),
         "sourceUrl": meta.source_url,
         "title": document.title.text,
@@ -433,6 +276,8 @@ def _more(door: Door, remaining: int, whole: int, fetch_path: str) -> str:
 def read(
     paper: Paper, anchor: str | None, max_tokens: object = None, door: Door = "rest"
 ) -> ReadResult:
+    """A node's Markdown (SPEC §4 read), the whole paper for no anchor; a cut answer says how
+    to get the rest in the reader's door."""
     limit = _int_arg("maxTokens", max_tokens, DEFAULT_MAX_TOKENS, MAX_TOKENS_RANGE)
     meta = paper.meta
     if anchor is not None and anchor.strip() == WHOLE_PAPER:
@@ -502,17 +347,12 @@ QUOTE_RANGE = (10, 2000)
 FUZZY_MIN_SCORE = 90
 
 
-def _comparable(text: str) -> str:
-    """Text as quotes are compared: NFKC, case-folded, whitespace squashed."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-
-
 def cite_text(paper: Paper, quote: object, public_url: str) -> shapes.Cite:
     """The paragraph that contains `quote` (SPEC §4, cite by text): exact after normalisation,
     else the best fuzzy match of at least FUZZY_MIN_SCORE, else not-found naming the closest."""
     if not isinstance(quote, str):
         raise BadRequest("text must be a string")
-    wanted = _comparable(quote)
+    wanted = comparable(quote)
     low, high = QUOTE_RANGE
     if not low <= len(wanted) <= high:
         raise BadRequest(
@@ -628,7 +468,7 @@ class PaperService:
 
     A paper's view (anchor index, rendered Markdown) lives exactly as long as the loader keeps
     the paper it was opened from: views are keyed by that object and held only while it lives,
-    so the loader's memory bound (library.py, PAPERANCHOR_MEMORY_MB) bounds the views too.
+    so the loader's memory bound (papers.py, PAPERANCHOR_MEMORY_MB) bounds the views too.
     """
 
     def __init__(
@@ -640,6 +480,8 @@ class PaperService:
         self._views: dict[int, tuple[weakref.ref[LoadedLike], Paper]] = {}
 
     async def paper(self, reference: str) -> Paper:
+        """The `Paper` a reference names: loaded, and its view opened once while the loader
+        keeps it."""
         ref = parse_ref(reference)
         loaded = await self.loader.load(ref)
         key = id(loaded)

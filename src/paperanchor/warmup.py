@@ -18,8 +18,9 @@ import os
 import time
 from importlib import resources
 
-from paperanchor import operations, service
-from paperanchor.library import LoadedPaper, paper_codec
+from paperanchor import operations
+from paperanchor.paper import Paper
+from paperanchor.papers import LoadedPaper, paper_codec
 from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.render import html
 from paperanchor.store import Store
@@ -47,7 +48,7 @@ def warm_up(page: bytes | None = None, store: Store | None = None) -> float:
     loaded = LoadedPaper(document, WARM_IDV[:-2], WARM_IDV, 1, True, "arxiv", WARM_URL)
     codec = paper_codec()
     codec.decode(codec.encode(loaded, PARSER_VERSION), PARSER_VERSION)
-    paper = service.Paper.open(loaded)
+    paper = Paper.open(loaded)
     context = operations.Context("http://127.0.0.1", "rest")
     for operation in operations.commands():
         assert operation.on_paper is not None

@@ -219,6 +219,7 @@ class ToolServer(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        """Call a tool, every failure as an `isError` result with `<code>: <detail>`."""
         known = operations.BY_NAME.get(name)
         renamed = known.renamed if known is not None else {}
         try:

@@ -28,9 +28,9 @@ from paperanchor import __version__, refs
 from paperanchor.api import rest
 from paperanchor.discovery import query
 from paperanchor.errors import PaperAnchorError
+from paperanchor.paper import Paper
 from paperanchor.refs import parse_ref
 from paperanchor.render import html
-from paperanchor.service import Paper
 from paperanchor.sources import LocalFile, local_files
 from paperanchor.tree import Section
 
@@ -51,6 +51,7 @@ RECENT_PAPERS = 20
 
 
 def render(name: str, **context: Any) -> str:
+    """A template rendered with `context` (autoescaped)."""
     return templates.get_template(name).render(**context)
 
 
@@ -74,6 +75,7 @@ async def landing(
     q: Annotated[str | None, Query(description="an arXiv search, shown on the page")] = None,
     start: Annotated[int | None, Query(description="the search's first result")] = None,
 ) -> Response:
+    """The landing page: the form to open a paper, local and recent papers, an arXiv search."""
     if paper is not None and paper.strip():
         try:
             ref = parse_ref(paper)
@@ -152,6 +154,7 @@ def _pages(search: dict[str, Any]) -> dict[str, int | None]:
 async def section_page(
     request: Request, paper: rest.PaperPath, anchor: rest.AnchorPath
 ) -> Response:
+    """A node as an HTML page, or its SectionText JSON when Accept prefers it."""
     if rest.prefers_json(request.headers.get("accept")):
         result = await rest.service(request).read(paper, anchor, rest.WHOLE)
         body = rest.dumps(result.value.to_json())
@@ -177,6 +180,7 @@ class PageMemory:
         self._lock = threading.Lock()  # pages are drawn in worker threads
 
     def get(self, view: Paper, node_id: str) -> str | None:
+        """The page drawn for this paper and node, or None."""
         with self._lock:
             kept = self._pages.get((id(view), node_id))
             if kept is None or kept[0]() is not view:
@@ -185,6 +189,7 @@ class PageMemory:
             return kept[1]
 
     def put(self, view: Paper, node_id: str, page: str) -> None:
+        """Keep a drawn page, the oldest dropped past the byte bound."""
         size = sys.getsizeof(page)
         if size > self.max_bytes // 4:
             return
@@ -271,6 +276,7 @@ def section_html(view: Paper, anchor: str) -> str:
     },
 )
 async def outline_page(request: Request, paper: rest.PaperPath) -> Response:
+    """A paper's outline as an HTML page, or its Outline JSON when Accept prefers it."""
     if rest.prefers_json(request.headers.get("accept")):
         return await rest.outline_answer(request, paper, vary_accept=True)
     served = await rest.service(request).outline(paper, default_wait=0.0)

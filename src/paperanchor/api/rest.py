@@ -112,6 +112,7 @@ def json_route(model: Any, summary: str) -> dict[str, Any]:
 
 
 def markdown_route(summary: str) -> dict[str, Any]:
+    """Route options of a Markdown route: its text answer and every error, for /openapi.json."""
     return {
         "summary": summary,
         "response_class": MarkdownResponse,
@@ -123,6 +124,7 @@ def markdown_route(summary: str) -> dict[str, Any]:
 
 
 def bibtex_route(summary: str) -> dict[str, Any]:
+    """Route options of a BibTeX route: its text answer and every error, for /openapi.json."""
     return {
         "summary": summary,
         "response_class": BibTeXResponse,
@@ -137,6 +139,7 @@ def bibtex_route(summary: str) -> dict[str, Any]:
 
 
 def service(request: Request) -> PaperService:
+    """The service the app was built over."""
     paper_service: PaperService = request.app.state.service
     return paper_service
 
@@ -146,6 +149,7 @@ def service(request: Request) -> PaperService:
 
 @router.get("/healthz", **json_route(models.Health, "Liveness"))
 async def healthz() -> Response:
+    """Liveness: `{"status":"ok"}`, never cached."""
     return Response(b'{"status":"ok"}', media_type=JSON_TYPE, headers={"Cache-Control": "no-store"})
 
 
@@ -156,6 +160,7 @@ async def healthz() -> Response:
     responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
 )
 async def metrics(request: Request) -> Response:
+    """The Prometheus metrics, never cached."""
     body, content_type = request.app.state.metrics.exposition()
     return Response(body, media_type=content_type, headers={"Cache-Control": "no-store"})
 
@@ -180,6 +185,7 @@ LOCAL_FILE_TYPES = {
     },
 )
 async def local_file(request: Request, path: str) -> Response:
+    """An image of a local document, by its path in PAPERANCHOR_LOCAL_DIR (no other file)."""
     settings = request.app.state.settings
     parts = path.split("/")
     media_type = LOCAL_FILE_TYPES.get(pathlib.PurePosixPath(path).suffix.lower())

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from paperanchor.codec import Codec
+from paperanchor.coordination import Coordination
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, TooLarge
 from paperanchor.flight import SingleFlight
 from paperanchor.parse.pdf import parse_pdf
 from paperanchor.refs import PaperRef, parse_ref
 from paperanchor.settings import Settings
-from paperanchor.shared import Shared
 from paperanchor.sources import FetchedPage, PaperMissing, Sources
 from paperanchor.store import BestEffort, PaperCache, Store, open_store
 from paperanchor.tree import Document
@@ -105,7 +105,7 @@ class _Kept:
     weight: int
 
 
-class Library:
+class Papers:
     """Loads papers: from the cache, else one shared fetch and parse per paper, then caches them.
 
     Cache policy (docs/fetching.md): a paper whose version is confirmed is kept forever under
@@ -115,7 +115,8 @@ class Library:
     when fetching or parsing fails.
 
     Over a Redis store, the single flight and the hosts' gaps hold across every process that
-    shares it (shared.py): one process fetches a paper, the others read its result from the cache.
+    shares it (coordination.py): one process fetches a paper, the others read its result from
+    the cache.
     """
 
     def __init__(
@@ -126,7 +127,7 @@ class Library:
         parser_version: str,
         store: Store | None = None,
         sources: Sources | None = None,
-        shared: Shared | None = None,
+        shared: Coordination | None = None,
         parse_pdf: Parse = parse_pdf,
     ) -> None:
         """A library over `store` and `sources` (runtime.py builds them and closes them); a
@@ -146,7 +147,9 @@ class Library:
         self._kept = BestEffort(self.store)  # not-found entries
         self.memory_bytes = settings.memory_bytes
         if shared is None:  # a Redis store's coordination (None for a store of one machine)
-            shared = Shared.over(self.store, settings.cache_url, lease_s=settings.lock_lease_s)
+            shared = Coordination.over(
+                self.store, settings.cache_url, lease_s=settings.lock_lease_s
+            )
         self.shared = shared
         self.sources = sources if sources is not None else Sources(settings, shared=self.shared)
         self._flight: SingleFlight[str, LoadedPaper] = SingleFlight()
@@ -172,7 +175,7 @@ class Library:
                 return cached
         return await self._flight.run(ref.idv, lambda: self._load_uncached(ref, stored))
 
-    async def __aenter__(self) -> Library:
+    async def __aenter__(self) -> Papers:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
