@@ -19,6 +19,7 @@ from paperanchor.codec import Codec
 from paperanchor.coordination import Coordination
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, TooLarge
 from paperanchor.flight import SingleFlight
+from paperanchor.paper import Paper
 from paperanchor.parse.pdf import parse_pdf
 from paperanchor.refs import PaperRef, parse_ref
 from paperanchor.settings import Settings
@@ -31,20 +32,19 @@ log = logging.getLogger(__name__)
 Parse = Callable[[bytes, str], Document]
 
 # Papers kept in the process, so that a hot paper is not read and decoded from the store on
-# every request, nor opened again by the service (which keeps its views of a paper exactly as
-# long as the library keeps the paper): reading and opening 2501.11120v1 costs 13 ms, and
-# GET /2501.11120v1/sections/S2.md over Redis went from 68 to 322 requests/s in one process
-# (bench/workers.py, 2 cores). They are bounded in bytes (PAPERANCHOR_MEMORY_MB), least recently
-# used first out. A confirmed version (and a local file's parse, keyed by its bytes) never
-# changes and stays until evicted; anything else may be superseded and is read from the store
-# again after UNSETTLED_MEMORY_S.
+# every request, nor opened again (its view is kept in the same entry, `get`): reading and
+# opening 2501.11120v1 costs 13 ms, and GET /2501.11120v1/sections/S2.md over Redis went from
+# 68 to 322 requests/s in one process (bench/workers.py, 2 cores). They are bounded in bytes
+# (PAPERANCHOR_MEMORY_MB), least recently used first out. A confirmed version (and a local
+# file's parse, keyed by its bytes) never changes and stays until evicted; anything else may be
+# superseded and is read from the store again after UNSETTLED_MEMORY_S.
 UNSETTLED_MEMORY_S = 600.0
 # Local files whose fingerprint (name, inode, size, times) is known to name a parse: a warm
 # request for 1311.0066 (3.3 MB) read and hashed the file every time, 5.3 ms. Small entries.
 LOCAL_FINGERPRINTS = 1024
 # A remembered "no such paper" is its error detail: a short sentence naming the paper.
 _MISSING_DETAIL_CHARS = 500
-# What a held paper costs in memory, per byte of its cache entry: its tree, the service's anchor
+# What a held paper costs in memory, per byte of its cache entry: its tree, its view's anchor
 # index and the rendered Markdown of every section (an outline renders them all), and what the
 # allocator keeps around them. Measured as resident memory above idle of `paperanchor serve`
 # holding papers within its bound (tests/test_memory.py, /proc's VmRSS): 8.9x for pages of
@@ -103,6 +103,8 @@ class _Kept:
     loaded: LoadedPaper
     expires: float
     weight: int
+    view: Paper | None = None
+    """the paper's view (anchor index, renderings), opened on its first `get` and kept here"""
 
 
 class Papers:
@@ -158,6 +160,7 @@ class Papers:
         self._held = 0  # the weights of what _settled holds
         # (reference, fingerprint) -> the parse's memory key and the paper's header
         self._local_known: OrderedDict[tuple[str, str], tuple[str, _Header]] = OrderedDict()
+        self._key_of: dict[str, str] = {}  # idv -> the memory key its paper is held under
         self.cache_hits = 0
         self.fetches = 0
         self._trimming: asyncio.Future[None] | None = None
@@ -174,6 +177,40 @@ class Papers:
                 self.cache_hits += 1
                 return cached
         return await self._flight.run(ref.idv, lambda: self._load_uncached(ref, stored))
+
+    async def get(self, ref: PaperRef) -> Paper:
+        """The paper `ref` names with its view (anchor index, renderings), kept in the same
+        memory entry as the paper: the one memory of papers, evicted together."""
+        loaded = await self.load(ref)
+        view = self._view_of(loaded)
+        if view is None:
+            # Building the index walks the whole tree (144 ms for a 3.3 MB page, seconds for a
+            # hostile one): never on the event loop, where every other request waits for it.
+            view = await asyncio.to_thread(Paper.open, loaded)
+            self._attach(loaded, view)
+        return view
+
+    def _held_entry(self, loaded: LoadedPaper) -> _Kept | None:
+        """The memory entry holding this very paper (caller holds the lock)."""
+        key = self._key_of.get(loaded.idv)
+        kept = self._settled.get(key) if key is not None else None
+        return kept if kept is not None and kept.loaded is loaded else None
+
+    def _view_of(self, loaded: LoadedPaper) -> Paper | None:
+        with self._settled_lock:
+            kept = self._held_entry(loaded)
+            return kept.view if kept is not None else None
+
+    def _attach(self, loaded: LoadedPaper, view: Paper) -> None:
+        with self._settled_lock:
+            kept = self._held_entry(loaded)
+            if kept is not None:  # a paper not held (too large to fit) keeps no view either
+                kept.view = view
+
+    def views(self) -> list[Paper]:
+        """The views held, least recently used first."""
+        with self._settled_lock:
+            return [kept.view for kept in self._settled.values() if kept.view is not None]
 
     async def __aenter__(self) -> Papers:
         return self
@@ -442,11 +479,14 @@ class Papers:
         ttl = min(self.settings.latest_ttl_s, UNSETTLED_MEMORY_S)
         weight = size * MEMORY_PER_ENTRY_BYTE
         with self._settled_lock:
+            old = self._settled.get(key)
+            view = old.view if old is not None and old.loaded is loaded else None
             self._forget(key)
             if (not settled and ttl <= 0) or weight > self.memory_bytes:
                 return  # served, not held: it would not fit at all
             expires = math.inf if settled else time.monotonic() + ttl
-            self._settled[key] = _Kept(loaded, expires, weight)
+            self._settled[key] = _Kept(loaded, expires, weight, view)
+            self._key_of[loaded.idv] = key
             self._held += weight
             while self._held > self.memory_bytes:
                 self._forget(next(iter(self._settled)))
@@ -455,6 +495,8 @@ class Papers:
         kept = self._settled.pop(key, None)
         if kept is not None:
             self._held -= kept.weight
+            if self._key_of.get(kept.loaded.idv) == key:
+                del self._key_of[kept.loaded.idv]
 
     def _held_size(self, key: str) -> int:
         """The entry size `key` is held as (0 when it is not held)."""

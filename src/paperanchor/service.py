@@ -6,11 +6,9 @@ citations and trends."""
 from __future__ import annotations
 
 import asyncio
-import copy
 import hashlib
 import logging
 import unicodedata
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Generic, Literal, Protocol, TypeVar, cast, overload
@@ -57,7 +55,10 @@ WAIT_RANGE = (0.0, 60.0)
 
 
 class Loader(Protocol):
-    async def load(self, ref: PaperRef) -> LoadedLike: ...
+    """Where papers come from (papers.Papers): each with its view, and the views held."""
+
+    async def get(self, ref: PaperRef) -> Paper: ...
+    def views(self) -> list[Paper]: ...
 
 
 class DiscoveryLike(Protocol):
@@ -466,60 +467,31 @@ def _bare_arxiv(arxiv: str | None) -> str | None:
 class PaperService:
     """The operations by paper reference, over a loader and (for discovery) a discovery client.
 
-    A paper's view (anchor index, rendered Markdown) lives exactly as long as the loader keeps
-    the paper it was opened from: views are keyed by that object and held only while it lives,
-    so the loader's memory bound (papers.py, PAPERANCHOR_MEMORY_MB) bounds the views too.
+    A paper's view (anchor index, rendered Markdown) is the loader's, kept in the same memory
+    entry as the paper (papers.py, PAPERANCHOR_MEMORY_MB): one memory of papers, one bound.
     """
 
     def __init__(
         self, loader: Loader, public_url: str, discovery: DiscoveryLike | None = None
     ) -> None:
+        """The operations over `loader` (papers.Papers); discovery's over `discovery`."""
         self.loader = loader
         self.public_url = public_url.rstrip("/")
         self.discovery = discovery
-        self._views: dict[int, tuple[weakref.ref[LoadedLike], Paper]] = {}
 
     async def paper(self, reference: str) -> Paper:
-        """The `Paper` a reference names: loaded, and its view opened once while the loader
-        keeps it."""
-        ref = parse_ref(reference)
-        loaded = await self.loader.load(ref)
-        key = id(loaded)
-        kept = self._views.get(key)
-        if kept is not None and kept[0]() is loaded:
-            # last in the dict is the most recently read (`recent`); a pop and an insert, each
-            # one dictionary step under the GIL
-            self._views.pop(key, None)
-            self._views[key] = kept
-            return kept[1]
-        # Building a paper's index walks its whole tree (144 ms for a 3.3 MB page, seconds for
-        # a hostile one): never on the event loop, where every other request waits for it. The
-        # view holds a copy of the loaded paper: holding the loader's own object would keep it,
-        # and so the view, alive forever.
-        view = await asyncio.to_thread(Paper.open, copy.copy(loaded))
-        try:
-            ref_to = weakref.ref(loaded, lambda dead: self._drop(key, dead))
-        except TypeError:  # a loader's object that cannot be referenced weakly: not kept
-            return view
-        self._views[key] = (ref_to, view)
-        return view
-
-    def _drop(self, key: int, dead: weakref.ref[LoadedLike]) -> None:
-        # Runs wherever the paper was let go (a worker thread too); each dict step holds the GIL.
-        kept = self._views.get(key)
-        if kept is not None and kept[0] is dead:
-            self._views.pop(key, None)
+        """The `Paper` a reference names, with its view: the loader's, kept with the paper."""
+        return await self.loader.get(parse_ref(reference))
 
     @property
     def views(self) -> int:
         """How many papers have a view open."""
-        return len(self._views)
+        return len(self.loader.views())
 
     def recent(self, limit: int = 20) -> list[tuple[str, str]]:
         """(idv, title) of the papers opened most recently, newest first: the views this
-        process holds (as long as the library holds their papers), nothing read from a cache."""
-        views = [view for ref, view in list(self._views.values()) if ref() is not None][::-1]
-        views = views[:limit]
+        process holds, nothing read from a cache."""
+        views = self.loader.views()[::-1][:limit]
         return [(view.meta.idv, view.document.title.text) for view in views]
 
     # Each operation runs in a worker thread: the first outline renders the whole paper, a
