@@ -55,6 +55,8 @@ def render(name: str, **context: Any) -> str:
     return templates.get_template(name).render(**context)
 
 
+# The landing page: the form to open a paper, local and recent papers, an arXiv search.
+# (Endpoints take comments, not docstrings: FastAPI publishes a docstring in /openapi.json.)
 @router.get(
     "/",
     summary="Landing page: open a paper by reference",
@@ -75,7 +77,6 @@ async def landing(
     q: Annotated[str | None, Query(description="an arXiv search, shown on the page")] = None,
     start: Annotated[int | None, Query(description="the search's first result")] = None,
 ) -> Response:
-    """The landing page: the form to open a paper, local and recent papers, an arXiv search."""
     if paper is not None and paper.strip():
         try:
             ref = parse_ref(paper)
@@ -136,6 +137,7 @@ def _pages(search: dict[str, Any]) -> dict[str, int | None]:
     return {"previous": max(0, start - size) if start > 0 else None, "next": following}
 
 
+# A node as an HTML page, or its SectionText JSON when Accept prefers it.
 @router.get(
     "/{paper:path}/sections/{anchor}",
     summary="A node as an HTML page (math as MathML, no JavaScript), or its JSON when Accept "
@@ -154,7 +156,6 @@ def _pages(search: dict[str, Any]) -> dict[str, int | None]:
 async def section_page(
     request: Request, paper: rest.PaperPath, anchor: rest.AnchorPath
 ) -> Response:
-    """A node as an HTML page, or its SectionText JSON when Accept prefers it."""
     if rest.prefers_json(request.headers.get("accept")):
         result = await rest.service(request).read(paper, anchor, rest.WHOLE)
         body = rest.dumps(result.value.to_json())
@@ -261,6 +262,7 @@ def section_html(view: Paper, anchor: str) -> str:
     )
 
 
+# A paper's outline as an HTML page, or its Outline JSON when Accept prefers it.
 @router.get(
     "/{paper:path}",
     summary="A paper's outline as an HTML page, or as Outline JSON when Accept prefers it",
@@ -276,7 +278,6 @@ def section_html(view: Paper, anchor: str) -> str:
     },
 )
 async def outline_page(request: Request, paper: rest.PaperPath) -> Response:
-    """A paper's outline as an HTML page, or its Outline JSON when Accept prefers it."""
     if rest.prefers_json(request.headers.get("accept")):
         return await rest.outline_answer(request, paper, vary_accept=True)
     served = await rest.service(request).outline(paper, default_wait=0.0)

@@ -147,12 +147,14 @@ def service(request: Request) -> PaperService:
 # -- the routes, in matching order: specific suffixes first ----------------------------------
 
 
+# Liveness, never cached. (Endpoints take comments, not docstrings: FastAPI publishes a
+# docstring in /openapi.json.)
 @router.get("/healthz", **json_route(models.Health, "Liveness"))
 async def healthz() -> Response:
-    """Liveness: `{"status":"ok"}`, never cached."""
     return Response(b'{"status":"ok"}', media_type=JSON_TYPE, headers={"Cache-Control": "no-store"})
 
 
+# The Prometheus metrics, never cached.
 @router.get(
     "/metrics",
     summary="Prometheus metrics",
@@ -160,7 +162,6 @@ async def healthz() -> Response:
     responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
 )
 async def metrics(request: Request) -> Response:
-    """The Prometheus metrics, never cached."""
     body, content_type = request.app.state.metrics.exposition()
     return Response(body, media_type=content_type, headers={"Cache-Control": "no-store"})
 
@@ -175,6 +176,7 @@ LOCAL_FILE_TYPES = {
 }
 
 
+# An image of a local document, by its path in PAPERANCHOR_LOCAL_DIR (no other file).
 @router.get(
     "/files/{path:path}",
     summary="An image of a local document (PAPERANCHOR_LOCAL_DIR)",
@@ -185,7 +187,6 @@ LOCAL_FILE_TYPES = {
     },
 )
 async def local_file(request: Request, path: str) -> Response:
-    """An image of a local document, by its path in PAPERANCHOR_LOCAL_DIR (no other file)."""
     settings = request.app.state.settings
     parts = path.split("/")
     media_type = LOCAL_FILE_TYPES.get(pathlib.PurePosixPath(path).suffix.lower())
