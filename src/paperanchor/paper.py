@@ -8,6 +8,7 @@ and imports no web library.
 
 from __future__ import annotations
 
+import itertools
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -47,7 +48,7 @@ class LoadedLike(Protocol):
     def source_url(self) -> str: ...
 
 
-@dataclass(frozen=True, slots=True, weakref_slot=True)
+@dataclass(frozen=True, slots=True)
 class LocalPaper:
     """A paper read from a file by the command line."""
 
@@ -58,6 +59,9 @@ class LocalPaper:
     version_confirmed: bool = False
     source: str = "local"
     source_url: str = ""
+
+
+_SERIALS = itertools.count(1)
 
 
 @dataclass
@@ -81,6 +85,9 @@ class Paper:
     _quotable: list[tuple[Unit, str]] | None = None
     _cited_in: dict[str, list[str]] | None = None
     _inferred: tuple[str | None, list[str] | None] | None = None
+    serial: int = field(default_factory=lambda: next(_SERIALS), compare=False)
+    """this view's number in the process, never reused: what memories of its renderings (the
+    section pages, api/pages.py) are keyed by, so that a paper opened again is a new key"""
 
     @classmethod
     def open(cls, loaded: LoadedLike) -> Paper:

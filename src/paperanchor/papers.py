@@ -77,7 +77,7 @@ MALLOC_ARENAS = 2
 PDF_PARSES = 2
 
 
-@dataclass(frozen=True, slots=True, weakref_slot=True)
+@dataclass(frozen=True, slots=True)
 class LoadedPaper:
     """A parsed paper and where it came from (the fields of SPEC §5's Outline header)."""
 

@@ -14,7 +14,6 @@ import math
 import re
 import sys
 import threading
-import weakref
 from collections import OrderedDict
 from typing import Annotated, Any
 from urllib.parse import quote, urlsplit
@@ -170,24 +169,23 @@ async def section_page(
 class PageMemory:
     """Section pages drawn recently, by paper view and node, bounded in bytes.
 
-    A page is a function of the view's tree: it is kept as long as the service keeps that view
-    (a weak reference tells, so that a paper parsed again never gets an old page).
+    A page is a function of the view's tree, kept under the view's serial number (paper.py),
+    which no other view ever gets: a paper parsed again never gets an old page.
     """
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._pages: OrderedDict[tuple[int, str], tuple[weakref.ref[Paper], str]] = OrderedDict()
+        self._pages: OrderedDict[tuple[int, str], str] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()  # pages are drawn in worker threads
 
     def get(self, view: Paper, node_id: str) -> str | None:
         """The page drawn for this paper and node, or None."""
         with self._lock:
-            kept = self._pages.get((id(view), node_id))
-            if kept is None or kept[0]() is not view:
-                return None
-            self._pages.move_to_end((id(view), node_id))
-            return kept[1]
+            page = self._pages.get((view.serial, node_id))
+            if page is not None:
+                self._pages.move_to_end((view.serial, node_id))
+            return page
 
     def put(self, view: Paper, node_id: str, page: str) -> None:
         """Keep a drawn page, the oldest dropped past the byte bound."""
@@ -195,13 +193,13 @@ class PageMemory:
         if size > self.max_bytes // 4:
             return
         with self._lock:
-            old = self._pages.pop((id(view), node_id), None)
+            old = self._pages.pop((view.serial, node_id), None)
             if old is not None:
-                self._bytes -= sys.getsizeof(old[1])
-            self._pages[(id(view), node_id)] = (weakref.ref(view), page)
+                self._bytes -= sys.getsizeof(old)
+            self._pages[(view.serial, node_id)] = page
             self._bytes += size
             while self._bytes > self.max_bytes:
-                _, (_, dropped) = self._pages.popitem(last=False)
+                _, dropped = self._pages.popitem(last=False)
                 self._bytes -= sys.getsizeof(dropped)
 
 
