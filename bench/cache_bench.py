@@ -15,7 +15,7 @@ import sys
 from tests.large_page import large_page
 
 from bench.common import Spread, corpus_pages, interleaved, timed
-from paperanchor.library import LoadedPaper, paper_codec
+from paperanchor.papers import LoadedPaper, paper_codec
 from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.store import PaperCache, Store
 

@@ -285,7 +285,7 @@ def _report(  # type: ignore[no-untyped-def]
         f"**{server['per_paper_mb'].median:.2f} MB per paper** "
         f"({_ok(server['per_paper_mb'].median, TARGETS['memory_mb'])} the target; 3.0 MB at "
         "10:18 today, before the heap was trimmed after every parse and glibc's arenas were "
-        "capped at two, src/paperanchor/library.py). The papers' own objects (tree, anchor "
+        "capped at two, src/paperanchor/papers.py). The papers' own objects (tree, anchor "
         "index, rendered chunks) are about 0.5 MB each by tracemalloc. The in-memory paper "
         "cache is bounded in bytes (`PAPERANCHOR_MEMORY_MB`, default 512): each held paper "
         "counts as `MEMORY_PER_ENTRY_BYTE` × its cache entry's size, least recently used first "
@@ -472,7 +472,7 @@ PROFILE_HISTORY = [
     "(bench/memory.py), while tracemalloc counts 0.5 MB of objects per paper (tree 0.37, "
     "anchor index 0.09, the outline's chunks 0.07): the rest was what parses freed, kept by "
     "glibc across the worker threads' arenas. Fix: the heap trimmed after every parse (in the "
-    "background below 4 MB) and two malloc arenas (src/paperanchor/library.py). After: "
+    "background below 4 MB) and two malloc arenas (src/paperanchor/papers.py). After: "
     "section 6.",
     "6. **MCP read** (profiled, not changed). In-process over ASGI, 300 calls each: the REST "
     "section read 1.15 ms, the same `tools/call read` 2.17 ms, of which the service's read is "

@@ -64,7 +64,7 @@ def redis_server(directory: Path, cpus: str | None = None) -> Iterator[str]:
 
 def warm(cache_url: str) -> None:
     """Store the parsed paper in Redis as a fetch from arXiv would have."""
-    from paperanchor.library import LoadedPaper, paper_codec
+    from paperanchor.papers import LoadedPaper, paper_codec
     from paperanchor.parse import PARSER_VERSION, parse_document
     from paperanchor.store import PaperCache, RedisStore
 

@@ -698,12 +698,12 @@ def _chunks(body: bytes, size: int) -> Iterable[bytes]:
 
 
 async def load(settings: Any, text: str) -> Any:
-    """Load one paper through a fresh Library (real parser) over the settings' cache, then close."""
-    from paperanchor.library import Library
+    """Load one paper through a fresh Papers (real parser) over the settings' cache, then close."""
+    from paperanchor.papers import Papers
     from paperanchor.parse import PARSER_VERSION, parse_document
     from paperanchor.refs import parse_ref
 
-    library = Library(settings, parse=parse_document, parser_version=PARSER_VERSION)
+    library = Papers(settings, parse=parse_document, parser_version=PARSER_VERSION)
     try:
         return await library.load(parse_ref(text))
     finally:

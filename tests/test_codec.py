@@ -17,7 +17,7 @@ import pytest
 
 from paperanchor import tree
 from paperanchor.codec import FORMAT, MAX_DEPTH, Codec, CodecError
-from paperanchor.library import LoadedPaper, paper_codec
+from paperanchor.papers import LoadedPaper, paper_codec
 from paperanchor.parse import parse_document
 from paperanchor.tree import Document, Inline, Paragraph, Quote, Section, Text
 from tests.conftest import CORPUS, FIXTURES

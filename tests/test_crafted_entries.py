@@ -20,7 +20,7 @@ import msgspec
 import pytest
 import redis
 
-from paperanchor.library import LoadedPaper, paper_codec
+from paperanchor.papers import LoadedPaper, paper_codec
 from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.store import DiskStore, PaperCache, RedisStore
 from tests.replay import load

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from paperanchor.library import Library
+from paperanchor.papers import Papers
 from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.refs import parse_ref
 from paperanchor.service import PaperService
@@ -56,7 +56,7 @@ def test_the_library_holds_papers_up_to_its_memory_in_bytes(replay: Any, tmp_pat
     settings = replay.settings(tmp_path, memory_mb=4)  # two or three of the five papers
 
     async def main() -> tuple[list[int], int, int]:
-        library = Library(settings, parse=parse_document, parser_version=PARSER_VERSION)
+        library = Papers(settings, parse=parse_document, parser_version=PARSER_VERSION)
         held: list[int] = []
         try:
             for idv in PAGES:
@@ -81,7 +81,7 @@ def test_a_paper_larger_than_the_memory_is_served_but_not_held(replay: Any, tmp_
     settings = replay.settings(tmp_path, memory_mb=0.5)  # 2501.11120v1 weighs 3.9 MB
 
     async def main() -> tuple[Any, Any, int]:
-        library = Library(settings, parse=parse_document, parser_version=PARSER_VERSION)
+        library = Papers(settings, parse=parse_document, parser_version=PARSER_VERSION)
         try:
             first = await library.load(parse_ref("2501.11120v1"))
             second = await library.load(parse_ref("2501.11120v1"))
@@ -100,7 +100,7 @@ def test_a_view_lives_only_while_the_library_holds_its_paper(replay: Any, tmp_pa
     settings = replay.settings(tmp_path, memory_mb=4)
 
     async def main() -> tuple[int, int, bool]:
-        library = Library(settings, parse=parse_document, parser_version=PARSER_VERSION)
+        library = Papers(settings, parse=parse_document, parser_version=PARSER_VERSION)
         service = PaperService(library, "http://127.0.0.1:8000")
         try:
             for idv in PAGES:
@@ -211,7 +211,7 @@ def test_a_server_holding_many_corpus_papers_takes_little_memory_for_each(tmp_pa
 def test_small_parses_trim_the_heap_in_the_background_one_trim_at_a_time(tmp_path: Path) -> None:
     async def burst() -> None:
         settings = Settings(_env_file=None, cache_dir=tmp_path, offline=True)
-        async with Library(settings, parse=parse_document, parser_version=PARSER_VERSION) as lib:
+        async with Papers(settings, parse=parse_document, parser_version=PARSER_VERSION) as lib:
             await lib._release(1000)
             first = lib._trimming
             assert first is not None and not first.done()  # not waited for
@@ -225,6 +225,6 @@ def test_small_parses_trim_the_heap_in_the_background_one_trim_at_a_time(tmp_pat
 
 
 def test_the_malloc_arenas_are_capped_on_glibc() -> None:
-    from paperanchor.library import _LIBC, limit_malloc_arenas
+    from paperanchor.papers import _LIBC, limit_malloc_arenas
 
     assert limit_malloc_arenas() is (_LIBC is not None)

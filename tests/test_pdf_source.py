@@ -16,7 +16,7 @@ import pytest
 from pydantic import ValidationError
 
 from paperanchor.errors import NotFound, TooLarge, Unavailable, UpstreamError
-from paperanchor.library import PDF_PARSES, Library, LoadedPaper
+from paperanchor.papers import PDF_PARSES, LoadedPaper, Papers
 from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.parse.pdf import parse_pdf
 from paperanchor.refs import parse_ref
@@ -171,7 +171,7 @@ def test_concurrent_requests_for_one_pdf_paper_make_one_upstream_get(replay, tmp
     replay.script("/pdf/2304.02623v1", as_pdf(slow(body, 65_536, 0.02)))
 
     async def ten() -> list[LoadedPaper]:
-        async with Library(
+        async with Papers(
             replay.settings(tmp_path), parse=parse_document, parser_version=PARSER_VERSION
         ) as library:
             return await asyncio.gather(
@@ -456,8 +456,8 @@ class Gauge:
                 self.running -= 1
 
 
-def _gauged_library(settings: Settings, gauge: Gauge) -> Library:
-    return Library(
+def _gauged_library(settings: Settings, gauge: Gauge) -> Papers:
+    return Papers(
         settings, parse=parse_document, parser_version=PARSER_VERSION, parse_pdf=gauge.parse
     )
 

@@ -9,7 +9,7 @@ import pytest
 
 from paperanchor import store as store_module
 from paperanchor.errors import PaperAnchorError
-from paperanchor.library import LoadedPaper, paper_codec
+from paperanchor.papers import LoadedPaper, paper_codec
 from paperanchor.settings import Settings
 from paperanchor.store import DiskStore, PaperCache, RedisStore, open_store
 from paperanchor.tree import Document, Inline

@@ -12,7 +12,7 @@ import pytest
 from paperanchor import service
 from paperanchor.errors import BadRequest, NotFound
 from paperanchor.infer import sentences
-from paperanchor.library import Library
+from paperanchor.papers import Papers
 from paperanchor.parse import parse_document
 from paperanchor.refs import parse_ref
 from paperanchor.render.markdown import tokens_of
@@ -330,7 +330,7 @@ def test_each_operation_says_which_paper_answered_beside_its_value(tmp_path) -> 
     settings = Settings(cache_dir=tmp_path, local_dir=fixture_path("short").parent, offline=True)
 
     async def main() -> list[service.Served[Any]]:
-        async with Library(settings, parse=parse_document, parser_version="test") as library:
+        async with Papers(settings, parse=parse_document, parser_version="test") as library:
             paper_service = service.PaperService(library, PUBLIC)
             return [
                 await paper_service.outline("local/short"),

@@ -15,7 +15,6 @@ from pydantic import ValidationError
 
 from paperanchor.errors import NotFound, TooLarge, Unavailable, UpstreamError
 from paperanchor.parse import PARSER_VERSION
-from paperanchor.polite import USER_AGENT, parse_retry_after
 from paperanchor.refs import parse_ref
 from paperanchor.settings import Settings
 from paperanchor.sources import (
@@ -23,6 +22,7 @@ from paperanchor.sources import (
     Sources,
     version_in_url,
 )
+from paperanchor.upstream import USER_AGENT, parse_retry_after
 from tests.replay import (
     cache_entries,
     empty,

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from paperanchor.library import LoadedPaper, paper_codec
+from paperanchor.papers import LoadedPaper, paper_codec
 from paperanchor.settings import Settings
 from paperanchor.store import BestEffort, DiskStore, PaperCache, open_store
 from paperanchor.tree import Document, Inline

@@ -7,7 +7,8 @@
             bug catcher             an unexpected exception -> 500 `internal`, traceback to log
               FastAPI router        /docs, /openapi.json, /mcp, REST routes, then the pages
 
-The MCP session manager runs inside the app's lifespan, next to the library it shares.
+The MCP session manager runs inside the app's lifespan, next to the runtime (runtime.py) whose
+service it shares; the runtime is closed when the app shuts down.
 """
 
 from __future__ import annotations
@@ -36,12 +37,11 @@ from paperanchor.api.disconnect import CancelOnDisconnect
 from paperanchor.api.headers import DefenceHeaders
 from paperanchor.api.limits import ClientLimit, Rate, RateLimitMiddleware
 from paperanchor.api.metrics import Metrics, RequestMetrics
-from paperanchor.discovery.client import Discovery, discovery_of
+from paperanchor.discovery.client import Discovery
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, RateLimited, internal
-from paperanchor.library import Library
-from paperanchor.parse import PARSER_VERSION, parse_document
+from paperanchor.papers import Papers
 from paperanchor.refs import shown
-from paperanchor.service import PaperService
+from paperanchor.runtime import Runtime
 from paperanchor.settings import Settings, get_settings
 
 logger = logging.getLogger(__name__)
@@ -61,16 +61,14 @@ DOCS_ASSETS = "/docs-assets"
 def create_app(
     settings: Settings | None = None,
     *,
-    library: Library | None = None,
-    discovery: Callable[[Library], Discovery] | None = None,
+    library: Callable[[Settings], Papers] | None = None,
+    discovery: Callable[[Papers], Discovery] | None = None,
 ) -> FastAPI:
-    """The whole HTTP service; the library is closed when the app shuts down. `discovery`
-    makes the discovery client from the library (default: over its polite client and store)."""
+    """The whole HTTP service over one runtime (runtime.py), closed when the app shuts down.
+    `library` and `discovery` make those parts instead of the runtime's (tests)."""
     settings = settings or get_settings()
-    if library is None:
-        library = Library(settings, parse=parse_document, parser_version=PARSER_VERSION)
-    finder = (discovery or discovery_of)(library)
-    service = PaperService(library, settings.public_base, finder)
+    runtime = Runtime.build(settings, library=library, discovery=discovery)
+    service = runtime.service
     tools = mcp.build_server(service, tools=settings.tools)
     mcp_app = tools.streamable_http_app(
         streamable_http_path="/mcp",
@@ -85,8 +83,8 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with library, finder, tools.session_manager.run():
-            app.state.warm_up_s = await _warm_up(library)
+        async with runtime, tools.session_manager.run():
+            app.state.warm_up_s = await _warm_up(runtime)
             try:
                 yield
             finally:
@@ -109,11 +107,12 @@ def create_app(
     )
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     app.state.settings = settings
-    app.state.library = library
+    app.state.runtime = runtime
+    app.state.library = runtime.papers
     app.state.service = service
-    app.state.discovery = finder
+    app.state.discovery = runtime.discovery
     app.state.tools = tools
-    app.state.metrics = metrics = Metrics(library)
+    app.state.metrics = metrics = Metrics(runtime.papers)
 
     # A stateless server with JSON responses has no event stream to open: GET /mcp would hang
     app.router.add_route("/mcp", _mcp_not_a_stream, methods=["GET", "DELETE"])
@@ -192,11 +191,11 @@ def request_hostname(host: str) -> str | None:
     return name
 
 
-async def _warm_up(library: Library) -> float | None:
+async def _warm_up(runtime: Runtime) -> float | None:
     """warmup.warm_up in a worker thread (where requests parse); None when it failed, which
     is logged and does not keep the server from serving."""
     try:
-        return await asyncio.to_thread(warmup.warm_up, None, library.store)
+        return await asyncio.to_thread(warmup.warm_up, None, runtime.store)
     except Exception:
         logger.exception("the warm-up failed; serving without it")
         return None
@@ -260,6 +259,7 @@ def _origin_hostname(origin: str) -> str | None:
 
 
 def error_answer(error: PaperAnchorError, path: str, accept: str | None) -> Response:
+    """The error's wire form for this request: an HTML page, JSON or text (SPEC §9)."""
     form = rest.wire_form(path, accept)
     if form == "html":
         return pages.error_page(error, path)

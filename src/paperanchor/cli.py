@@ -1,4 +1,5 @@
-"""The command line: the seven operations on a file or a reference, plus fetch/serve/mcp."""
+"""The command line: the reading operations of the table (operations.py) on a file or a
+reference, each a subcommand generated from its entry, plus fetch, serve and mcp."""
 
 from __future__ import annotations
 
@@ -14,15 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from paperanchor import service
+from paperanchor import operations
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, internal
-from paperanchor.parse import PARSER_VERSION, parse_document
+from paperanchor.paper import LocalPaper, Paper
+from paperanchor.parse import parse_document
 from paperanchor.terminal import TerminalText
 
-Operation = Callable[[service.Paper, argparse.Namespace], Any]
 
-
-def _file_paper(path: Path) -> service.Paper:
+def _file_paper(path: Path) -> Paper:
     """A paper read straight from a file: LaTeXML HTML (`.html`, `.html.gz`) or a PDF."""
     try:
         data = path.read_bytes()
@@ -47,9 +47,7 @@ def _file_paper(path: Path) -> service.Paper:
     else:
         name = name.removesuffix(".html")
         document = parse_document(data, path.resolve().as_uri())
-    return service.Paper.open(
-        service.LocalPaper(document, f"local/{name}", f"local/{name}", source_url=str(path))
-    )
+    return Paper.open(LocalPaper(document, f"local/{name}", f"local/{name}", source_url=str(path)))
 
 
 def _is_pdf(path: Path, data: bytes) -> bool:
@@ -64,7 +62,7 @@ def _looks_like_path(text: str) -> bool:
     return text.lower().endswith(".pdf") and "://" not in text
 
 
-async def _with_paper(reference: str, job: Callable[[service.Paper], Any]) -> Any:
+async def _with_paper(reference: str, job: Callable[[Paper], Any]) -> Any:
     if _looks_like_path(reference):
         try:
             paper = _file_paper(Path(reference))
@@ -74,44 +72,15 @@ async def _with_paper(reference: str, job: Callable[[service.Paper], Any]) -> An
                 raise BadRequest(exc.detail) from None  # the PDF reader names the file
             raise BadRequest(f"{reference} is not a LaTeXML document ({exc.detail})") from None
         return job(paper)
-    from paperanchor.library import Library
+    from paperanchor.runtime import Runtime
     from paperanchor.settings import get_settings
 
-    settings = get_settings()
-    library = Library(settings, parse=parse_document, parser_version=PARSER_VERSION)
-    try:
-        svc = service.PaperService(library, settings.public_base)
-        return job(await svc.paper(reference))
-    finally:
-        await library.aclose()
+    async with Runtime.build(get_settings()) as runtime:
+        return job(await runtime.service.paper(reference))
 
 
 def _print_json(value: Any) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2))
-
-
-def _show_outline(result: dict[str, Any]) -> None:
-    print(result["title"])
-    if result["authors"]:
-        print(", ".join(result["authors"]))
-    quality = "" if result["quality"] == "ok" else f" · {result['quality']}"
-    print(f"{result['idv']} · {result['source']} · {result['tokens']} tokens{quality}")
-    if result["tldr"]:
-        print(f"\nTL;DR: {result['tldr']}")
-    print()
-
-    def walk(sections: list[dict[str, Any]], depth: int) -> None:
-        for section in sections:
-            number = f"{section['number']} " if section["number"] else ""
-            count = section["errors"]
-            errors = f"  [{count} conversion error{'s' if count != 1 else ''}]" if count else ""
-            print(
-                f"{'  ' * depth}{number}{section['title']}  ({section['id']}, "
-                f"{section['tokens']} tokens){errors}"
-            )
-            walk(section["children"], depth + 1)
-
-    walk(result["sections"], 0)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -122,69 +91,36 @@ def _run(args: argparse.Namespace) -> int:
         return _serve(args)
     if command == "mcp":
         return _mcp_stdio()
-    as_json = getattr(args, "json", False)
+    operation = _commands()[command]
+    given = {
+        argument.python_name: _cli_value(argument, getattr(args, argument.python_name))
+        for argument in operation.arguments
+        if argument.cli is not None
+    }
+    on_paper, shown = operation.on_paper, operation.command
+    assert on_paper is not None and shown is not None
+    # only cite hands out URLs: the other commands never read the settings for a file
+    context = operations.Context(_public_url() if operation.name == "cite" else "", "cli")
 
-    def job(paper: service.Paper) -> Any:
-        if command == "outline":
-            return service.outline(paper)
-        if command == "read":
-            return service.read(paper, args.anchor, args.max_tokens, door="cli")
-        if command == "cite":
-            if (args.anchor is None) == (args.text is None):
-                raise BadRequest("cite takes an ANCHOR or --text QUOTE, one of the two")
-            if args.text is not None:
-                return service.cite_text(paper, args.text, _public_url())
-            return service.cite(paper, args.anchor, _public_url())
-        if command == "references":
-            return service.references(paper, args.id)
-        if command == "figure":
-            return service.figure(paper, args.anchor)
-        if command == "equation":
-            return service.equation(paper, args.anchor)
-        if command == "search":
-            return service.search_paper(paper, " ".join(args.query), args.limit)
-        raise BadRequest(f"unknown command {command}")
+    def job(paper: Paper) -> Any:
+        # checked once the paper is read: an unreadable file is said first, as it always was
+        return on_paper(paper, operation.check(given, door="cli"), context)
 
     result = asyncio.run(_with_paper(args.paper, job))
-    if command == "read":
-        if as_json:
-            _print_json(result.to_json())
-        else:
-            sys.stdout.write(result.markdown)
-    elif as_json:
-        _print_json(result)
-    elif command == "outline":
-        _show_outline(result)
-    elif command == "cite":
-        print(result["text"])
-        match = f", {result['match']} match" if "match" in result else ""
-        score = f" {result['score']}" if "score" in result else ""
-        where = result["permalink"] or result["url"]
-        print(f"\n— {where} ({result['anchor']}{match}{score}; hash {result['hash']})")
-    elif command == "references":
-        entries = result.get("references", [result])
-        for entry in entries:
-            print(f"[{entry['number']}] {entry['text']}")
-            if "citedIn" in entry:
-                print(f"  cited in: {', '.join(entry['citedIn']) or '(nowhere)'}")
-    elif command == "figure":
-        print(f"{result['id']}: {result['caption']}")
-        for url in result["images"]:
-            print(url)
-        for row in result.get("rows", []):
-            print(" | ".join(row))
-    elif command == "equation":
-        number = f" ({result['number']})" if result["number"] else ""
-        # an equation read from a PDF has no TeX, only its extracted text
-        shown = result["latex"] if result["latex"] is not None else result.get("text", "")
-        print(f"{result['id']}{number}: {shown}")
-    elif command == "search":
-        if not result:
-            words = " ".join(args.query)
-            print(f'no paragraph of {args.paper} contains "{words}"', file=sys.stderr)
-        for hit in result:
-            print(f"{hit['anchor']} [{hit['sectionId']}]: {hit['snippet']}")
+    if args.json:
+        _print_json(shown.json(result))
+        return 0
+    out, err = shown.text(result, given)
+    sys.stdout.write(out)
+    sys.stderr.write(err)
     return 0
+
+
+def _cli_value(argument: operations.Argument, value: Any) -> Any:
+    """An argument as argparse read it, as the operation takes it (`WORD...` -> one text)."""
+    if argument.cli is not None and argument.cli.nargs == "+":
+        return " ".join(value)
+    return value
 
 
 async def _fetch_all(references: list[str]) -> int:
@@ -193,14 +129,14 @@ async def _fetch_all(references: list[str]) -> int:
 
     from tqdm import tqdm
 
-    from paperanchor.library import Library
     from paperanchor.refs import parse_ref
+    from paperanchor.runtime import Runtime
     from paperanchor.settings import get_settings
 
-    settings = get_settings()
     started = time.monotonic()
     fetched = cached = failed = 0
-    async with Library(settings, parse=parse_document, parser_version=PARSER_VERSION) as library:
+    async with Runtime.build(get_settings()) as runtime:
+        library = runtime.papers
         with tqdm(
             total=len(references), unit="paper", file=sys.stderr, disable=None
         ) as bar:  # disable=None: no bar when stderr is not a terminal
@@ -298,15 +234,12 @@ def _public_url() -> str:
     return get_settings().public_base
 
 
-PAPER_HELP = (
-    "a LaTeXML HTML file (.html, .html.gz), or an arXiv reference: 1706.03762, "
-    "1706.03762v7, arXiv:1706.03762, hep-th/9901001v2, an arxiv.org or ar5iv URL, or "
-    "local/<name> for <name>.html in PAPERANCHOR_LOCAL_DIR (which must be set)"
-)
-ANCHOR_HELP = (
-    "a node: its id (S3.SS2, S3.SS2.p1), alias (S3.2, F1, T2, E1), slug (introduction) or "
-    "printed label (3.2, Table 2, Eq. (4))"
-)
+PAPER_HELP = operations.CLI_PAPER_HELP
+
+
+def _commands() -> dict[str, operations.Operation]:
+    """The table's operations by subcommand (read when the command line runs)."""
+    return {operation.command_name: operation for operation in operations.commands()}
 
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
@@ -326,48 +259,33 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     )
     sub = parser.add_subparsers(dest="command", required=True)
     commands: dict[str, argparse.ArgumentParser] = {}
-
-    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+    for name, operation in _commands().items():
+        assert operation.command is not None
+        help_text = operation.command.help
         cmd = sub.add_parser(name, help=help_text, description=help_text)
-        cmd.add_argument("paper", metavar="PAPER", help=PAPER_HELP)
-        cmd.add_argument("--json", action="store_true", help="print the JSON answer (SPEC §5)")
         commands[name] = cmd
-        return cmd
-
-    command("outline", "title, authors, abstract, TL;DR and the section tree with token counts")
-    read = command("read", "a section (or any anchor) as Markdown; the whole paper without one")
-    read.add_argument("anchor", nargs="?", metavar="ANCHOR", help=f"{ANCHOR_HELP}; or paper")
-    read.add_argument(
-        "--max-tokens",
-        type=int,
-        default=None,
-        metavar="N",
-        help="cut the Markdown at about N tokens (100-100000, default 8000)",
-    )
-    cite = command(
-        "cite", "exact plain text of a paragraph or section with a permalink; or verify a quote"
-    )
-    cite.add_argument("anchor", nargs="?", metavar="ANCHOR", help=ANCHOR_HELP)
-    cite.add_argument(
-        "--text",
-        metavar="QUOTE",
-        help="instead of ANCHOR: a quote of 10-2000 characters to find in the paper (exact, "
-        "else fuzzy at a score of 90 or more)",
-    )
-    command("references", "the bibliography, or one entry and where it is cited").add_argument(
-        "id", nargs="?", metavar="ID", help="bib.bib12, 12 or [12]; omit for all entries"
-    )
-    command("figure", "a figure (caption, image URLs, panels) or a table (cells)").add_argument(
-        "anchor", metavar="ANCHOR", help="S3.F1, F1, S6.T2, T2, Figure 3, Table 2"
-    )
-    command("equation", "an equation's LaTeX and printed number").add_argument(
-        "anchor", metavar="ANCHOR", help="S3.E1, E1, Eq. (1), (1), or a group id"
-    )
-    search = command("search", "paragraphs containing the query's words, best first")
-    search.add_argument("query", nargs="+", metavar="WORD", help="words to find (case-blind)")
-    search.add_argument(
-        "--limit", type=int, default=None, metavar="N", help="hits to show, 1-50 (default 5)"
-    )
+        for argument in operation.arguments:
+            cli = argument.cli
+            if cli is None:
+                continue
+            if cli.flag is None:
+                cmd.add_argument(
+                    argument.python_name, nargs=cli.nargs, metavar=cli.metavar, help=cli.help
+                )
+            else:
+                kind = {"integer": int, "number": float}.get(argument.kind)
+                options: dict[str, Any] = {"type": kind, "default": None} if kind else {}
+                cmd.add_argument(
+                    cli.flag,
+                    dest=argument.python_name,
+                    metavar=cli.metavar,
+                    help=cli.help,
+                    **options,
+                )
+            if argument is operations.PAPER:
+                cmd.add_argument(
+                    "--json", action="store_true", help="print the JSON answer (SPEC §5)"
+                )
     fetch = sub.add_parser(
         "fetch",
         help="prefetch papers into the cache",

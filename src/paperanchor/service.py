@@ -6,47 +6,41 @@ citations and trends."""
 from __future__ import annotations
 
 import asyncio
-import copy
 import hashlib
 import logging
 import sys
 import unicodedata
-import weakref
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Final, Generic, Literal, Protocol, TypeVar, cast, overload
 
-from paperanchor import infer, quotes, refs, shapes
-from paperanchor.anchors import WHOLE_PAPER, AnchorIndex, Located
+from paperanchor import quotes, refs, shapes
+from paperanchor.anchors import WHOLE_PAPER, Located
 from paperanchor.discovery import bibtex, categories, query
 from paperanchor.errors import BadRequest, NotFound
+
+# Paper and LocalPaper live in paper.py; importable from here too, as they long were
+from paperanchor.paper import LoadedLike
+from paperanchor.paper import LocalPaper as LocalPaper
+from paperanchor.paper import Paper as Paper
 from paperanchor.refs import PaperRef, parse_ref, shown
 from paperanchor.render.escape import markdown_line
 from paperanchor.render.json import equation_json, float_json, reference_json
 from paperanchor.render.markdown import (
-    block_chunks,
-    document_chunks,
-    footnote_chunks,
-    join,
-    node_chunks,
-    notes_in,
-    section_chunks,
     tokens_of,
     truncate,
 )
 from paperanchor.render.text import plain_text
-from paperanchor.search import Unit, search, units
+from paperanchor.search import search
 from paperanchor.shapes import Citations, Metadata, SearchPage, Taxonomy, Trends
 from paperanchor.tree import (
     Document,
     Equation,
     EquationGroup,
     Figure,
-    Node,
     Paragraph,
     Section,
     Table,
-    Text,
     walk,
 )
 
@@ -63,27 +57,11 @@ DEFAULT_LIMIT = 5
 WAIT_RANGE = (0.0, 60.0)
 
 
-class LoadedLike(Protocol):
-    """What a loader hands over: the tree and where it came from."""
-
-    @property
-    def document(self) -> Document: ...
-    @property
-    def paper(self) -> str: ...
-    @property
-    def idv(self) -> str: ...
-    @property
-    def version(self) -> int | None: ...
-    @property
-    def version_confirmed(self) -> bool: ...
-    @property
-    def source(self) -> str: ...
-    @property
-    def source_url(self) -> str: ...
-
-
 class Loader(Protocol):
-    async def load(self, ref: PaperRef) -> LoadedLike: ...
+    """Where papers come from (papers.Papers): each with its view, and the views held."""
+
+    async def get(self, ref: PaperRef) -> Paper: ...
+    def views(self) -> list[Paper]: ...
 
 
 class DiscoveryLike(Protocol):
@@ -106,19 +84,6 @@ class DiscoveryLike(Protocol):
 # costs an outline at most this. The fetch goes on without it and is kept, so the next
 # outline has the metadata.
 OUTLINE_METADATA_WAIT_S = 1.0
-
-
-@dataclass(frozen=True, slots=True, weakref_slot=True)
-class LocalPaper:
-    """A paper read from a file by the command line."""
-
-    document: Document
-    paper: str
-    idv: str
-    version: int | None = None
-    version_confirmed: bool = False
-    source: str = "local"
-    source_url: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,127 +140,6 @@ def _served(value: T, asked: PaperRef, view: Paper, *, pending: bool = False) ->
     return Served(value, asked, meta.idv, meta.version_confirmed, pending)
 
 
-@dataclass
-class Paper:
-    """A loaded paper with its anchor index and the renderings computed so far.
-
-    Each section is rendered once, into chunks its parent's and the whole paper's chunk lists
-    share (the same strings), so an outline's token counts of every section and of the paper
-    cost one rendering, and holding them costs about one copy of the paper's Markdown. Only
-    what is read is joined into one string and kept (`_markdown`).
-    """
-
-    meta: LoadedLike
-    document: Document
-    index: AnchorIndex
-    _markdown: dict[str, str] = field(default_factory=dict)
-    _sections: dict[int, tuple[list[str], list[str]]] = field(default_factory=dict)
-    """id(section) -> its chunks and the footnote ids they reference, in order."""
-    _tokens: dict[str, int] = field(default_factory=dict)
-    _units: list[Unit] | None = None
-    _quotable: list[tuple[Unit, str]] | None = None
-    _cited_in: dict[str, list[str]] | None = None
-    _inferred: tuple[str | None, list[str] | None] | None = None
-
-    @classmethod
-    def open(cls, loaded: LoadedLike) -> Paper:
-        document: Document = loaded.document
-        return cls(loaded, document, AnchorIndex.build(document, loaded.idv))
-
-    def markdown(self, node_id: str | None = None) -> str:
-        key = node_id or ""
-        cached = self._markdown.get(key)
-        if cached is None:
-            cached = join(self.chunks(node_id))
-            self._markdown[key] = cached
-        return cached
-
-    def chunks(self, node_id: str | None) -> list[str]:
-        """The Markdown chunks of a node (None: the whole paper), footnotes at the end."""
-        if node_id is None:
-            return document_chunks(self.document, self._node_chunks)
-        return self._node_chunks(self.index.nodes[node_id].node)
-
-    def _node_chunks(self, node: Node) -> list[str]:
-        if not isinstance(node, Section):
-            return node_chunks(node, self.document)
-        chunks, notes = self._section(node)
-        return chunks + footnote_chunks(notes, self.document.footnotes)
-
-    def _section(self, section: Section) -> tuple[list[str], list[str]]:
-        kept = self._sections.get(id(section))
-        if kept is None:
-            notes: dict[str, None] = {}
-
-            def inner(block: Node) -> list[str]:
-                if isinstance(block, Section):
-                    chunks, inner_notes = self._section(block)
-                    notes.update(dict.fromkeys(inner_notes))
-                    return chunks
-                notes.update(dict.fromkeys(notes_in([block])))
-                return block_chunks(block)
-
-            kept = (section_chunks(section, inner), list(notes))
-            self._sections[id(section)] = kept
-        return kept
-
-    def rendered(self, anchor: str | None) -> bool:
-        """Whether `anchor` names, without fuzzy matching, a node whose Markdown is ready."""
-        if anchor is None:
-            return "" in self._markdown
-        node_id = self.index.quick(anchor)
-        return node_id is not None and node_id in self._markdown
-
-    def tokens(self, node_id: str | None = None) -> int:
-        """SPEC §3's tokens of a node's Markdown (None: the whole paper), without keeping it."""
-        key = node_id or ""
-        count = self._tokens.get(key)
-        if count is None:
-            kept = self._markdown.get(key)
-            count = tokens_of(kept if kept is not None else join(self.chunks(node_id)))
-            self._tokens[key] = count
-        return count
-
-    def quotable(self) -> list[tuple[Unit, str]]:
-        """Every passage a quote may come from, with its text as quotes are compared."""
-        if self._quotable is None:
-            self._quotable = [(unit, quotes.comparable(unit.text)) for unit in self.units()]
-        return self._quotable
-
-    def units(self) -> list[Unit]:
-        if self._units is None:
-            self._units = units(self.document)
-        return self._units
-
-    def inferred(self) -> tuple[str | None, list[str] | None]:
-        if self._inferred is None:
-            self._inferred = (infer.tldr(self.document), infer.contributions(self.document))
-        return self._inferred
-
-    def cited_in(self) -> dict[str, list[str]]:
-        """Bibliography id -> anchors of the paragraphs citing it, in document order."""
-        if self._cited_in is None:
-            found: dict[str, dict[str, None]] = {}
-            for located in self.index.nodes.values():
-                node = located.node
-                if isinstance(node, Text) and node.cites:
-                    holder = self._paragraph_of(node.id) or node.id
-                    for bib_id in node.cites:
-                        found.setdefault(bib_id, {})[holder] = None
-            self._cited_in = {k: list(v) for k, v in found.items()}
-        return self._cited_in
-
-    def _paragraph_of(self, node_id: str) -> str | None:
-        """The outermost paragraph whose id prefixes this text's id (LaTeXML nests ids)."""
-        parts = node_id.split(".")
-        for end in range(1, len(parts)):
-            candidate = ".".join(parts[:end])
-            located = self.index.nodes.get(candidate)
-            if located is not None and isinstance(located.node, Paragraph):
-                return candidate
-        return None
-
-
 def _check_range(name: str, value: float, bounds: tuple[float, float]) -> None:
     low, high = bounds
     if not low <= value <= high:
@@ -316,16 +160,30 @@ def _int_arg(name: str, value: object, default: int, bounds: tuple[int, int]) ->
 
 
 def check_wait(wait: object, default: float) -> float:
+    """The outline's `wait` in seconds: `default` when absent, else a number in WAIT_RANGE."""
     if wait is None:
         return default
+    return check_number("wait", wait, WAIT_RANGE, "seconds")
+
+
+def check_number(name: str, value: object, bounds: tuple[float, float], unit: str = "") -> float:
+    """A number argument in its range (`unit` names what it counts in the error message)."""
+    what = f"a number of {unit}" if unit else "a number"
     try:
-        seconds = float(wait)  # type: ignore[arg-type]
+        number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise BadRequest(f"wait must be a number of seconds, got {shown(str(wait))}") from None
-    if seconds != seconds:  # NaN
-        raise BadRequest("wait must be a number of seconds, got NaN")
-    _check_range("wait", seconds, WAIT_RANGE)
-    return seconds
+        raise BadRequest(f"{name} must be {what}, got {shown(str(value))}") from None
+    if number != number:  # NaN
+        raise BadRequest(f"{name} must be {what}, got NaN")
+    _check_range(name, number, bounds)
+    return number
+
+
+def check_integer(name: str, value: object, bounds: tuple[float, float]) -> int | None:
+    """A whole-number argument in its range; None stays None (the operation's default)."""
+    if value is None:
+        return None
+    return _int_arg(name, value, 0, (int(bounds[0]), int(bounds[1])))
 
 
 def _section_json(paper: Paper, section: Section) -> shapes.Section:
@@ -389,7 +247,7 @@ def outline(paper: Paper) -> shapes.Outline:
         "idv": meta.idv,
         "version": meta.version,
         "versionConfirmed": meta.version_confirmed,
-        # the four names sources.py and library.py give a paper's source
+        # the four names sources.py and papers.py give a paper's source
         "source": cast(shapes.Source, meta.source),
         "sourceUrl": meta.source_url,
         "title": document.title.text,
@@ -425,6 +283,8 @@ def _more(door: Door, remaining: int, whole: int, fetch_path: str) -> str:
 def read(
     paper: Paper, anchor: str | None, max_tokens: object = None, door: Door = "rest"
 ) -> ReadResult:
+    """A node's Markdown (SPEC §4 read), the whole paper for no anchor; a cut answer says how
+    to get the rest in the reader's door."""
     if max_tokens is WHOLE_NODE:
         limit = sys.maxsize // 4
     else:
@@ -593,58 +453,31 @@ def _bare_arxiv(arxiv: str | None) -> str | None:
 class PaperService:
     """The operations by paper reference, over a loader and (for discovery) a discovery client.
 
-    A paper's view (anchor index, rendered Markdown) lives exactly as long as the loader keeps
-    the paper it was opened from: views are keyed by that object and held only while it lives,
-    so the loader's memory bound (library.py, PAPERANCHOR_MEMORY_MB) bounds the views too.
+    A paper's view (anchor index, rendered Markdown) is the loader's, kept in the same memory
+    entry as the paper (papers.py, PAPERANCHOR_MEMORY_MB): one memory of papers, one bound.
     """
 
     def __init__(
         self, loader: Loader, public_url: str, discovery: DiscoveryLike | None = None
     ) -> None:
+        """The operations over `loader` (papers.Papers); discovery's over `discovery`."""
         self.loader = loader
         self.public_url = public_url.rstrip("/")
         self.discovery = discovery
-        self._views: dict[int, tuple[weakref.ref[LoadedLike], Paper]] = {}
 
     async def paper(self, reference: str) -> Paper:
-        ref = parse_ref(reference)
-        loaded = await self.loader.load(ref)
-        key = id(loaded)
-        kept = self._views.get(key)
-        if kept is not None and kept[0]() is loaded:
-            # last in the dict is the most recently read (`recent`); a pop and an insert, each
-            # one dictionary step under the GIL
-            self._views.pop(key, None)
-            self._views[key] = kept
-            return kept[1]
-        # Building a paper's index walks its whole tree (144 ms for a 3.3 MB page, seconds for
-        # a hostile one): never on the event loop, where every other request waits for it. The
-        # view holds a copy of the loaded paper: holding the loader's own object would keep it,
-        # and so the view, alive forever.
-        view = await asyncio.to_thread(Paper.open, copy.copy(loaded))
-        try:
-            ref_to = weakref.ref(loaded, lambda dead: self._drop(key, dead))
-        except TypeError:  # a loader's object that cannot be referenced weakly: not kept
-            return view
-        self._views[key] = (ref_to, view)
-        return view
-
-    def _drop(self, key: int, dead: weakref.ref[LoadedLike]) -> None:
-        # Runs wherever the paper was let go (a worker thread too); each dict step holds the GIL.
-        kept = self._views.get(key)
-        if kept is not None and kept[0] is dead:
-            self._views.pop(key, None)
+        """The `Paper` a reference names, with its view: the loader's, kept with the paper."""
+        return await self.loader.get(parse_ref(reference))
 
     @property
     def views(self) -> int:
         """How many papers have a view open."""
-        return len(self._views)
+        return len(self.loader.views())
 
     def recent(self, limit: int = 20) -> list[tuple[str, str]]:
         """(idv, title) of the papers opened most recently, newest first: the views this
-        process holds (as long as the library holds their papers), nothing read from a cache."""
-        views = [view for ref, view in list(self._views.values()) if ref() is not None][::-1]
-        views = views[:limit]
+        process holds, nothing read from a cache."""
+        views = self.loader.views()[::-1][:limit]
         return [(view.meta.idv, view.document.title.text) for view in views]
 
     # Each operation runs in a worker thread: the first outline renders the whole paper, a
@@ -764,6 +597,12 @@ class PaperService:
         if days is not None and not isinstance(days, int | str):
             raise BadRequest(f"days must be a whole number from 1 to 30 (got {days!r})")
         return await self._discovery().trends(category, days)
+
+    async def on_paper(self, paper: str, pure: Callable[[Paper], T]) -> Served[T]:
+        """Any operation on one paper: the paper loaded, `pure` run on it in a worker thread."""
+        ref = parse_ref(paper)
+        view = await self.paper(paper)
+        return _served(await asyncio.to_thread(pure, view), ref, view)
 
     async def view(self, paper: str) -> Served[Paper]:
         """The paper's view itself (anchor index, renderings), for an adapter that draws it."""

@@ -72,7 +72,7 @@ class Settings(BaseSettings):
     # at backoff_cap_s; a Retry-After longer than the cap is not waited for).
     backoff_s: float = 1.0
     backoff_cap_s: float = 30.0
-    # Not in SPEC's table: the gaps of the discovery upstreams, each its own gate (polite.py).
+    # Not in SPEC's table: the gaps of the discovery upstreams, each its own gate (upstream.py).
     # arXiv asks API clients for one request every three seconds, across all of a user's
     # machines (with Redis the gap holds across processes); Semantic Scholar's is 1 s with a
     # key and 3 s without (S2_GAP_*), unless set.

@@ -1,8 +1,8 @@
 """Where a paper comes from (SPEC §2): the local directory, arXiv HTML, ar5iv, then the PDF.
 
 Only the configured bases are ever contacted, with the normalised id appended; redirects are
-followed by hand and never off the upstream's host. Every request goes through `polite.py`:
-serialised per host with a minimum gap (across processes too, given a `Shared` over Redis),
+followed by hand and never off the upstream's host. Every request goes through `upstream.py`:
+serialised per host with a minimum gap (across processes too, given a `Coordination` over Redis),
 retried with capped full-jitter backoff, failing fast for a host that is down, bounded in time,
 in queue length and in decoded size. A page that does not end its document is a broken answer.
 """
@@ -28,11 +28,11 @@ from urllib.parse import quote, urljoin, urlsplit
 
 import httpx
 
+from paperanchor.coordination import Coordination
 from paperanchor.errors import NotFound, PaperAnchorError, TooLarge, UpstreamError
-from paperanchor.polite import ERROR_PAGE_BYTES, Answer, Polite, Unreachable
 from paperanchor.refs import PaperRef, parse_ref, shown
 from paperanchor.settings import Settings
-from paperanchor.shared import Shared
+from paperanchor.upstream import ERROR_PAGE_BYTES, Answer, Unreachable, Upstream
 
 log = logging.getLogger(__name__)
 
@@ -103,15 +103,22 @@ class PaperMissing(NotFound):
 
 
 class Sources:
-    """The sources in order, over one `Polite` client shared by every request.
+    """The sources in order, over one `Upstream` client shared by every request.
 
     With `shared`, each host's gap and pauses hold across every process that shares its Redis.
     """
 
-    def __init__(self, settings: Settings, *, shared: Shared | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        shared: Coordination | None = None,
+        polite: Upstream | None = None,
+    ) -> None:
+        """Sources over `polite` (runtime.py builds it), else over a client of their own."""
         self.settings = settings
-        self.shared = shared
-        self.polite = Polite(settings, shared=shared)
+        self.polite = polite if polite is not None else Upstream(settings, shared=shared)
+        self.shared = self.polite.shared
 
     @property
     def requests_sent(self) -> int:
@@ -119,6 +126,7 @@ class Sources:
         return self.polite.requests_sent
 
     async def aclose(self) -> None:
+        """Close the upstream client these sources fetch with."""
         await self.polite.aclose()
 
     async def fetch(self, ref: PaperRef) -> FetchedPage:
@@ -134,7 +142,7 @@ class Sources:
         rendering); `NotFound` at the end when no source had a page at all.
 
         A page's version here comes from where it was found (the final URL, a local file's
-        name); the caller reads the page's furniture for the rest (library.py).
+        name); the caller reads the page's furniture for the rest (papers.py).
         """
         settings = self.settings
         if ref.is_local:
@@ -239,7 +247,7 @@ class Sources:
             elif named_version is not None:
                 resolved, confirmed = ref.with_version(named_version), True
             else:
-                # <id>.html: which version it holds, its furniture says (library.py)
+                # <id>.html: which version it holds, its furniture says (papers.py)
                 resolved, confirmed = ref.with_version(None), False
             # Clients see the file's name, never the server's folder; the page's relative image
             # paths resolve to this server's /files/ route, which serves the local directory.
@@ -268,7 +276,7 @@ class Sources:
         absent = _classify_pdf(answer, ref, _PDF_LABEL)
         if absent is not None:
             return absent
-        # The final URL's version, else the PDF's own margin stamp (library.py reads it).
+        # The final URL's version, else the PDF's own margin stamp (papers.py reads it).
         return _at_final_url(answer, ref, "pdf", "pdf")
 
     async def _arxiv(self, ref: PaperRef, base: str) -> FetchedPage | _Absent:

@@ -2,7 +2,7 @@
 
 `DiskStore` is the embedded default (diskcache); `RedisStore` is a Redis server shared by any
 number of processes and machines (`PAPERANCHOR_CACHE_URL=redis://…`), which is also what they
-coordinate through (shared.py). Both hold bytes only, and nothing read from them is unpickled:
+coordinate through (coordination.py). Both hold bytes only, and nothing read from them is unpickled:
 a paper is written by the codec (codec.py) and read back only as the classes it names.
 """
 
@@ -49,7 +49,7 @@ DISK_SIZE_LIMIT = 1 << 30
 _MAGIC = b"PAm1"
 _DIGEST = 32
 # The largest value a store hands over; a larger one is dropped unread. Paper entries are
-# capped by the codec below this (library.py); 2501.11120v1 is 0.4 MB, a 42 MB page 27 MB.
+# capped by the codec below this (papers.py); 2501.11120v1 is 0.4 MB, a 42 MB page 27 MB.
 MAX_VALUE_BYTES = 256 << 20
 
 
@@ -91,21 +91,25 @@ class BytesDisk(diskcache.Disk):  # type: ignore[misc]
     max_value_bytes = MAX_VALUE_BYTES
 
     def put(self, key: Any) -> tuple[Any, bool]:
+        """diskcache's key encoding, for text keys only."""
         if type(key) is not str:
             raise TypeError(f"cache keys are str, got {type(key).__name__}")
         return super().put(key)  # type: ignore[no-any-return]
 
     def get(self, key: Any, raw: bool) -> Any:
+        """A key as stored: text, never a pickle."""
         if not raw or type(key) is not str:
             raise RefusedValue("a pickled key")
         return key
 
     def store(self, value: Any, read: bool, key: Any = UNKNOWN) -> Any:
+        """diskcache's value encoding, for bytes only."""
         if type(value) is not bytes:
             raise TypeError(f"cache values are bytes, got {type(value).__name__}")
         return super().store(value, read, key=key)
 
     def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> bytes:
+        """A stored value as bytes, refused when pickled, too large or a file outside the folder."""
         if read:
             raise RefusedValue("values are read whole")
         if mode == MODE_RAW:
@@ -127,6 +131,7 @@ class BytesDisk(diskcache.Disk):  # type: ignore[misc]
         return data
 
     def remove(self, file_path: str) -> None:
+        """Remove a value file, never one outside the cache folder."""
         try:
             self._value_path(file_path)
         except RefusedValue as exc:
@@ -182,6 +187,7 @@ class DiskStore(Store):
         return self._worker.submit(job).result()
 
     def get(self, key: str) -> bytes | None:
+        """The value, or None when absent, expired or refused."""
         try:
             value = self._call(lambda: self._cache.get(key, default=None))
         except RefusedValue as exc:
@@ -191,12 +197,15 @@ class DiskStore(Store):
         return value if isinstance(value, bytes) else None
 
     def set(self, key: str, value: bytes, ttl: float | None = None) -> None:
+        """Store `value` under `key` for `ttl` seconds (None: until evicted)."""
         self._call(lambda: self._cache.set(key, value, expire=ttl))
 
     def delete(self, key: str) -> None:
+        """Forget `key`."""
         self._call(lambda: self._cache.delete(key))
 
     def close(self) -> None:
+        """Close the cache's database."""
         if self._closed:
             return
         self._closed = True
@@ -285,6 +294,7 @@ class RedisStore(Store):
         return result
 
     def key(self, name: str) -> str:
+        """The Redis key of a store key (under this store's prefix)."""
         return self.prefix + name
 
     def get(self, key: str) -> bytes | None:
@@ -310,6 +320,8 @@ class RedisStore(Store):
         return value if isinstance(value, bytes) and value else None
 
     def set(self, key: str, value: bytes, ttl: float | None = None) -> None:
+        """Store `value` for `ttl` seconds (None: until evicted); on the local fallback while
+        Redis is down."""
         expiry = None if ttl is None else max(1, math.ceil(ttl * 1000))
         try:
             self.run(lambda client: client.set(self.key(key), value, px=expiry))
@@ -319,6 +331,7 @@ class RedisStore(Store):
                 fallback.set(key, value, ttl)
 
     def delete(self, key: str) -> None:
+        """Forget `key` (on the local fallback too while Redis is down)."""
         try:
             self.run(lambda client: client.delete(self.key(key)))
         except RedisDown:
@@ -327,6 +340,7 @@ class RedisStore(Store):
                 fallback.delete(key)
 
     def close(self) -> None:
+        """Close the Redis connections and the local fallback."""
         if self._closed:
             return
         self._closed = True
@@ -426,6 +440,7 @@ class BestEffort:
         self.store = store
 
     def get(self, key: str) -> bytes | None:
+        """The value, or None when the store fails (logged)."""
         try:
             return self.store.get(key)
         except Exception as exc:
@@ -433,12 +448,14 @@ class BestEffort:
             return None
 
     def set(self, key: str, value: bytes, ttl: float | None) -> None:
+        """Store the value, or skip it when the store fails (logged)."""
         try:
             self.store.set(key, value, ttl)
         except Exception as exc:
             log.warning("cache write of %s failed: %s", key, exc)
 
     def delete(self, key: str) -> None:
+        """Forget the key, or skip it when the store fails (logged)."""
         try:
             self.store.delete(key)
         except Exception as exc:
@@ -462,10 +479,12 @@ class PaperCache(Generic[P]):
 
     @staticmethod
     def paper_key(idv: str, parser_version: str) -> str:
+        """The store key of a parsed paper: its idv under a parser version."""
         return f"paper:{parser_version}:{idv}"
 
     @staticmethod
     def latest_key(paper: str) -> str:
+        """The store key of a bare id's latest idv."""
         return f"latest:{paper}"
 
     def get_paper(self, idv: str, parser_version: str) -> P | None:
@@ -523,6 +542,7 @@ class PaperCache(Generic[P]):
         return idv
 
     def put_latest(self, paper: str, idv: str, ttl: float | None) -> None:
+        """Remember the latest idv of a bare id for `ttl` seconds."""
         self._set(self.latest_key(paper), idv.encode("ascii"), ttl)
 
 

@@ -6,7 +6,8 @@ imports, the parser's first lxml parser and regular expressions, the codec's fir
 the default executor's first thread. One built-in page (data/warmup.html, a link to the
 fixture fixtures/html/full.html, which a wheel carries as the file: sections, theorems,
 equations, figures, tables, lists, footnotes, a bibliography) is run through the parser,
-every operation and the cache codec, and one key is written to the store and deleted.
+every operation of the table with the sample arguments it declares (operations.py), the section
+page's drawing and the cache codec, and one key is written to the store and deleted.
 Nothing it makes is kept: no store entry, nothing in the library's memory, no view in the
 service.
 """
@@ -17,12 +18,12 @@ import os
 import time
 from importlib import resources
 
-from paperanchor import service
-from paperanchor.library import LoadedPaper, paper_codec
+from paperanchor import operations
+from paperanchor.paper import Paper
+from paperanchor.papers import LoadedPaper, paper_codec
 from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.render import html
 from paperanchor.store import Store
-from paperanchor.tree import Paragraph, walk
 
 WARM_IDV = "0000.00000v1"
 WARM_URL = f"https://arxiv.org/html/{WARM_IDV}"
@@ -47,18 +48,15 @@ def warm_up(page: bytes | None = None, store: Store | None = None) -> float:
     loaded = LoadedPaper(document, WARM_IDV[:-2], WARM_IDV, 1, True, "arxiv", WARM_URL)
     codec = paper_codec()
     codec.decode(codec.encode(loaded, PARSER_VERSION), PARSER_VERSION)
-    paper = service.Paper.open(loaded)
-    answer = service.outline(paper)
-    service.read(paper, None)
-    for section in answer["sections"][:2]:
-        service.read(paper, section["id"], 100)  # a cut read too
-        node = paper.index.nodes[section["id"]].node
-        html.article(node, document, permalink=lambda _id: None, section_href=lambda _id: "")
-    paragraph = next((v.node for v in walk(document.blocks) if isinstance(v.node, Paragraph)), None)
-    if paragraph is not None:
-        service.cite(paper, paragraph.id, "http://127.0.0.1")
-    service.search_paper(paper, document.title.text.split()[0] if document.title.text else "a")
-    service.references(paper)
+    paper = Paper.open(loaded)
+    context = operations.Context("http://127.0.0.1", "rest")
+    for operation in operations.commands():
+        assert operation.on_paper is not None
+        for sample in operation.samples(paper):
+            operation.on_paper(paper, operation.check({"paper": WARM_IDV, **sample}), context)
+    for section in paper.document.sections[:2]:
+        # the section page's drawing (api/pages.py), which no operation of the table does
+        html.article(section, document, permalink=lambda _id: None, section_href=lambda _id: "")
     if store is not None:
         key = f"warm-up:{os.getpid()}"
         store.set(key, b"\0" * WARM_KEY_BYTES, 60)

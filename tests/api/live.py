@@ -23,7 +23,7 @@ import uvicorn
 from paperanchor.api.transport import server_options
 from paperanchor.app import create_app
 from paperanchor.discovery.client import Discovery
-from paperanchor.library import Library
+from paperanchor.papers import Papers
 from paperanchor.settings import Settings
 from tests.conftest import STARTUP_S, free_port, stop_process, wait_healthy
 
@@ -34,8 +34,8 @@ class LiveServer:
     def __init__(
         self,
         settings: Callable[[str], Settings],
-        library: Callable[[Settings], Library] | None = None,
-        discovery: Callable[[Library], Discovery] | None = None,
+        library: Callable[[Settings], Papers] | None = None,
+        discovery: Callable[[Papers], Discovery] | None = None,
     ) -> None:
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.bind(("127.0.0.1", 0))
@@ -44,7 +44,7 @@ class LiveServer:
         self.settings = settings(self.url)
         self.app = create_app(
             self.settings,
-            library=library(self.settings) if library is not None else None,
+            library=library,
             discovery=discovery,
         )
         config = uvicorn.Config(
@@ -82,8 +82,8 @@ class LiveServer:
 @contextlib.contextmanager
 def live_server(
     settings: Callable[[str], Settings],
-    library: Callable[[Settings], Library] | None = None,
-    discovery: Callable[[Library], Discovery] | None = None,
+    library: Callable[[Settings], Papers] | None = None,
+    discovery: Callable[[Papers], Discovery] | None = None,
 ) -> Iterator[LiveServer]:
     """A started `LiveServer`, stopped on exit; `library` builds a custom library, `discovery`
     a custom discovery client over it."""

@@ -19,7 +19,7 @@ from paperanchor.discovery import query
 from paperanchor.discovery.atom import MAX_AUTHORS, parse_feed, search_page
 from paperanchor.discovery.categories import categories, title_terms
 from paperanchor.discovery.client import Discovery, api_url
-from paperanchor.library import Library
+from paperanchor.papers import Papers
 from tests.api.conftest import settings_for
 from tests.api.live import LiveServer, live_server
 from tests.api.test_rest import error_of, json_of
@@ -40,7 +40,7 @@ ARXIV_PAGE = "2501.11120v1.arxiv.html"
 ATOM = (("Content-Type", "application/atom+xml"),)
 
 
-def clocked(library: Library) -> Discovery:
+def clocked(library: Papers) -> Discovery:
     return Discovery(
         library.settings, polite=library.sources.polite, store=library.store, clock=lambda: NOW
     )

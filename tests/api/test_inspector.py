@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
+from paperanchor import operations
 from tests.api.live import serve_command
 from tests.conftest import ROOT, require_program
 
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
-TOOLS = ["outline", "read", "cite", "references", "figure", "equation", "search_paper"]
+TOOLS = [operation.name for operation in operations.listed("reader")]
 
 
 def inspector(url: str, *arguments: str) -> tuple[int, Any]:
@@ -48,7 +49,7 @@ def served(replay_server: Any, papers_dir: Any, tmp_path_factory: pytest.TempPat
         yield url
 
 
-def test_the_inspector_lists_the_seven_tools(served):
+def test_the_inspector_lists_the_reading_tools_of_the_table(served):
     code, listed = inspector(f"{served}/mcp", "--method", "tools/list")
 
     assert code == 0

@@ -18,8 +18,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 
+from paperanchor import operations
 from paperanchor.errors import PaperAnchorError, internal
-from paperanchor.library import Library
+from paperanchor.papers import Papers
 from paperanchor.render.escape import markdown_line
 from paperanchor.service import check_wait
 from paperanchor.settings import Settings
@@ -27,7 +28,8 @@ from tests.api.conftest import settings_for
 from tests.api.live import live_server
 from tests.conftest import ROOT
 
-TOOLS = ["outline", "read", "cite", "references", "figure", "equation", "search_paper"]
+# the reading tools, from the table every door is generated from (operations.py)
+TOOLS = [operation.name for operation in operations.listed("reader")]
 TOOLS_LIST_BUDGET = 6000  # characters of the tools/list answer, about 1,500 tokens (SPEC §7)
 
 
@@ -72,7 +74,7 @@ def service_says(check: Callable[..., Any], *arguments: Any) -> str:
 # -- the tool list ---------------------------------------------------------------------------
 
 
-def test_the_server_lists_exactly_the_seven_read_only_tools(server):
+def test_the_server_lists_exactly_the_reading_operations_of_the_table_read_only(server):
     tools = session(f"{server.url}/mcp", lambda c: c.list_tools()).tools
 
     assert [tool.name for tool in tools] == TOOLS
@@ -95,7 +97,7 @@ def test_the_whole_tools_list_answer_stays_under_the_token_budget(http):
 
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"  # JSON, not an SSE stream
-    assert len(response.json()["result"]["tools"]) == 7
+    assert len(response.json()["result"]["tools"]) == len(TOOLS)
     assert len(response.text) < TOOLS_LIST_BUDGET, len(response.text)
 
 
@@ -219,11 +221,11 @@ def test_the_spec_example_of_a_failure(server, replay):
 
 
 def test_a_bug_in_a_tool_is_internal_without_a_trace(replay, papers_dir, tmp_path):
-    def broken_library(settings: Settings) -> Library:
+    def broken_library(settings: Settings) -> Papers:
         def parse(html: bytes, base_url: str) -> Any:
             raise RuntimeError("parser bug near /srv/secret/path")
 
-        return Library(settings, parse=parse, parser_version="broken")
+        return Papers(settings, parse=parse, parser_version="broken")
 
     settings = settings_for(replay, tmp_path, local_dir=papers_dir)
     with live_server(settings, broken_library) as live:

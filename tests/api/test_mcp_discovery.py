@@ -16,6 +16,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from paperanchor import operations
 from paperanchor.discovery import query
 from paperanchor.discovery.client import api_url
 from tests.api.live import LiveServer
@@ -28,7 +29,7 @@ from tests.replay import page
 
 pytestmark = pytest.mark.usefixtures("corpus")
 
-DISCOVERY_TOOLS = ["search_arxiv", "bibtex", "citations", "category_trends"]
+DISCOVERY_TOOLS = [op.name for op in operations.listed("all") if op.name not in TOOLS]
 # characters of the tools/list answer, about 2,400 tokens (SPEC §7) at 4 characters a token
 ELEVEN_BUDGET = 9600
 
@@ -61,12 +62,13 @@ def test_all_lists_the_eleven_read_only_tools_with_output_schemas(every_tool):
     tools = session(f"{every_tool.url}/mcp", lambda c: c.list_tools()).tools
 
     assert [tool.name for tool in tools] == TOOLS + DISCOVERY_TOOLS
-    for tool in tools[7:]:
+    for tool in tools[len(TOOLS) :]:
         assert tool.annotations is not None and tool.annotations.read_only_hint is True
         assert tool.annotations.open_world_hint is True
         assert tool.output_schema is not None and tool.output_schema["type"] == "object"
         assert len(tool.description or "") <= 160
-    search = tools[7].input_schema
+    by_name = {tool.name: tool for tool in tools}
+    search = by_name["search_arxiv"].input_schema
     assert list(search["properties"]) == [
         "query",
         "category",
@@ -77,15 +79,15 @@ def test_all_lists_the_eleven_read_only_tools_with_output_schemas(every_tool):
         "limit",
     ]
     assert search["required"] == ["query"]
-    assert list(tools[8].input_schema["properties"]) == ["papers", "referencesOf"]
+    assert list(by_name["bibtex"].input_schema["properties"]) == ["papers", "referencesOf"]
 
 
 def test_the_eleven_tools_list_answer_stays_under_its_token_budget(every_tool, server):
     eleven = tools_list(every_tool.url)
     seven = tools_list(server.url)  # tests/api's own server: the default set
 
-    assert len(eleven.json()["result"]["tools"]) == 11
-    assert len(seven.json()["result"]["tools"]) == 7
+    assert len(eleven.json()["result"]["tools"]) == len(TOOLS + DISCOVERY_TOOLS)
+    assert len(seven.json()["result"]["tools"]) == len(TOOLS)
     print(f"\ntools/list: {len(seven.text)} characters for seven, {len(eleven.text)} for eleven")
     assert len(eleven.text) < ELEVEN_BUDGET, len(eleven.text)
 

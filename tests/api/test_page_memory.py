@@ -43,6 +43,6 @@ def test_a_paper_parsed_again_never_gets_the_old_view_s_page() -> None:
     assert memory.get(old, "S1") == "the old page"
     del old
     gc.collect()
-    # a new view may even get the freed object's id: the weak reference tells them apart
+    # a new view may even get the freed object's id: its serial number tells them apart
     for _ in range(50):
         assert memory.get(_view(), "S1") is None

@@ -17,10 +17,10 @@ from paperanchor.discovery.atom import parse_feed
 from paperanchor.discovery.client import CITATIONS_TTL_S, SEARCH_TTL_S, Discovery, api_url, s2_url
 from paperanchor.discovery.s2 import CITATION_FIELDS, citations_request, paper_request
 from paperanchor.errors import BadRequest, NotFound, UpstreamError
-from paperanchor.polite import Polite
 from paperanchor.refs import parse_ref
 from paperanchor.settings import Settings
 from paperanchor.store import DiskStore
+from paperanchor.upstream import Upstream
 from tests.discovery.recorded import TESTING_100, atom, s2
 from tests.replay import Reply, cache_entries, page
 
@@ -34,7 +34,7 @@ def run(settings: Settings, job: Callable[[Discovery], Awaitable[Any]], **option
     """`job(discovery)` over a fresh polite client and the settings' cache folder."""
 
     async def main() -> Any:
-        polite = Polite(settings)
+        polite = Upstream(settings)
         store = DiskStore(settings.cache_dir)
         try:
             async with Discovery(settings, polite=polite, store=store, **options) as discovery:

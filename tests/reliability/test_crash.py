@@ -29,7 +29,7 @@ from typing import Any
 
 import httpx
 
-from paperanchor.library import paper_codec
+from paperanchor.papers import paper_codec
 from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.service import LocalPaper, Paper, outline, read
 from paperanchor.store import DiskStore, PaperCache

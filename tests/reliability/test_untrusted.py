@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from paperanchor import operations
 from paperanchor.api.mcp import UNTRUSTED, build_server
 from paperanchor.service import PaperService
 from tests.conftest import ROOT
@@ -25,7 +26,7 @@ def test_every_mcp_tool_description_says_paper_text_is_untrusted():
     descriptions = {tool.name: tool.description or "" for tool in asyncio.run(server.list_tools())}
 
     assert UNTRUSTED.startswith(SENTENCE)
-    assert len(descriptions) == 7
+    assert list(descriptions) == [op.name for op in operations.listed("reader")]
     assert all(description.endswith(UNTRUSTED) for description in descriptions.values())
 
 

@@ -65,6 +65,7 @@ class Rate:
 
     @property
     def period(self) -> str:
+        """The rate's period by name, as written in the setting (`120/minute`)."""
         return next(k for k, v in _PERIODS.items() if v == self.period_s)
 
 
@@ -122,6 +123,8 @@ class ClientLimit:
         self._redis_down_until = 0.0
 
     async def take(self, client: str) -> float:
+        """Count one request of `client`: 0 when it may go ahead, else the seconds until it
+        may retry."""
         if self._shared is not None and time.monotonic() >= self._redis_down_until:
             try:
                 wait = await _take(self._shared, self.item, client)

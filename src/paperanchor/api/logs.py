@@ -44,6 +44,7 @@ class OncePerBurst(logging.Filter):
         self._bursts: dict[tuple[str, str, str], _Burst] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
+        """Let a record through once per burst of the same message."""
         if record.levelno < logging.WARNING:
             return True
         exc_type = record.exc_info[0].__name__ if record.exc_info and record.exc_info[0] else ""

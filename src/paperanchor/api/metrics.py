@@ -44,6 +44,7 @@ class Metrics:
         self.registry.register(_LibraryCollector(library))
 
     def exposition(self) -> tuple[bytes, str]:
+        """The Prometheus text exposition and its content type."""
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 

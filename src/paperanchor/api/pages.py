@@ -14,7 +14,6 @@ import math
 import re
 import sys
 import threading
-import weakref
 from collections import OrderedDict
 from typing import Annotated, Any
 from urllib.parse import quote, urlsplit
@@ -28,9 +27,9 @@ from paperanchor import __version__, refs
 from paperanchor.api import rest
 from paperanchor.discovery import query
 from paperanchor.errors import PaperAnchorError
+from paperanchor.paper import Paper
 from paperanchor.refs import parse_ref
 from paperanchor.render import html
-from paperanchor.service import Paper
 from paperanchor.sources import LocalFile, local_files
 from paperanchor.tree import Section
 
@@ -51,9 +50,12 @@ RECENT_PAPERS = 20
 
 
 def render(name: str, **context: Any) -> str:
+    """A template rendered with `context` (autoescaped)."""
     return templates.get_template(name).render(**context)
 
 
+# The landing page: the form to open a paper, local and recent papers, an arXiv search.
+# (Endpoints take comments, not docstrings: FastAPI publishes a docstring in /openapi.json.)
 @router.get(
     "/",
     summary="Landing page: open a paper by reference",
@@ -134,6 +136,7 @@ def _pages(search: dict[str, Any]) -> dict[str, int | None]:
     return {"previous": max(0, start - size) if start > 0 else None, "next": following}
 
 
+# A node as an HTML page, or its SectionText JSON when Accept prefers it.
 @router.get(
     "/{paper:path}/sections/{anchor}",
     summary="A node as an HTML page (math as MathML, no JavaScript), or its JSON when Accept "
@@ -166,36 +169,37 @@ async def section_page(
 class PageMemory:
     """Section pages drawn recently, by paper view and node, bounded in bytes.
 
-    A page is a function of the view's tree: it is kept as long as the service keeps that view
-    (a weak reference tells, so that a paper parsed again never gets an old page).
+    A page is a function of the view's tree, kept under the view's serial number (paper.py),
+    which no other view ever gets: a paper parsed again never gets an old page.
     """
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._pages: OrderedDict[tuple[int, str], tuple[weakref.ref[Paper], str]] = OrderedDict()
+        self._pages: OrderedDict[tuple[int, str], str] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()  # pages are drawn in worker threads
 
     def get(self, view: Paper, node_id: str) -> str | None:
+        """The page drawn for this paper and node, or None."""
         with self._lock:
-            kept = self._pages.get((id(view), node_id))
-            if kept is None or kept[0]() is not view:
-                return None
-            self._pages.move_to_end((id(view), node_id))
-            return kept[1]
+            page = self._pages.get((view.serial, node_id))
+            if page is not None:
+                self._pages.move_to_end((view.serial, node_id))
+            return page
 
     def put(self, view: Paper, node_id: str, page: str) -> None:
+        """Keep a drawn page, the oldest dropped past the byte bound."""
         size = sys.getsizeof(page)
         if size > self.max_bytes // 4:
             return
         with self._lock:
-            old = self._pages.pop((id(view), node_id), None)
+            old = self._pages.pop((view.serial, node_id), None)
             if old is not None:
-                self._bytes -= sys.getsizeof(old[1])
-            self._pages[(id(view), node_id)] = (weakref.ref(view), page)
+                self._bytes -= sys.getsizeof(old)
+            self._pages[(view.serial, node_id)] = page
             self._bytes += size
             while self._bytes > self.max_bytes:
-                _, (_, dropped) = self._pages.popitem(last=False)
+                _, dropped = self._pages.popitem(last=False)
                 self._bytes -= sys.getsizeof(dropped)
 
 
@@ -256,6 +260,7 @@ def section_html(view: Paper, anchor: str) -> str:
     )
 
 
+# A paper's outline as an HTML page, or its Outline JSON when Accept prefers it.
 @router.get(
     "/{paper:path}",
     summary="A paper's outline as an HTML page, or as Outline JSON when Accept prefers it",

@@ -10,20 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 import json
 import math
 import pathlib
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import TypeAdapter
 
+from paperanchor import operations
 from paperanchor.api import models
 from paperanchor.api.files import read_image
 from paperanchor.errors import NotFound, PaperAnchorError
 from paperanchor.refs import parse_ref, shown
-from paperanchor.service import WAIT_RANGE, WHOLE_NODE, PaperService, Served
+from paperanchor.service import WAIT_RANGE, PaperService, Served
 from paperanchor.store import NoStore
 
 JSON_TYPE = "application/json"
@@ -44,7 +47,7 @@ NOT_CACHEABLE = "no-store"
 TAXONOMY = "public, max-age=86400"
 
 # Markdown routes answer the whole node unless ?maxTokens= asks for less (SPEC §6).
-WHOLE = WHOLE_NODE
+WHOLE = operations.REST_MAX_TOKENS.absent
 
 
 class MarkdownResponse(Response):
@@ -57,21 +60,9 @@ class BibTeXResponse(Response):
 
 router = APIRouter()
 
-PaperPath = Annotated[
-    str,
-    Path(
-        description="a paper: 1706.03762, 1706.03762v7, hep-th/9901001v2, arXiv:1706.03762, "
-        "an arxiv.org or ar5iv URL, or local/<name>"
-    ),
-]
-AnchorPath = Annotated[
-    str,
-    Path(description="a node: its id (S3.SS2, S3.SS2.p1, S3.E1), alias (S3.2, F1, E1) or slug"),
-]
-MaxTokens = Annotated[
-    int | None,
-    Query(alias="maxTokens", description="cut the Markdown at a block boundary (100-100000)"),
-]
+# the pages' path parameters (api/pages.py), described as the table's routes describe them
+PaperPath = Annotated[str, Path(description=operations.REST_PAPER.help)]
+AnchorPath = Annotated[str, Path(description=operations.REST_ANCHOR.help)]
 
 
 def error_responses(*media_types: str) -> dict[int | str, dict[str, Any]]:
@@ -123,6 +114,7 @@ def json_route(model: Any, summary: str) -> dict[str, Any]:
 
 
 def markdown_route(summary: str) -> dict[str, Any]:
+    """Route options of a Markdown route: its text answer and every error, for /openapi.json."""
     return {
         "summary": summary,
         "response_class": MarkdownResponse,
@@ -134,6 +126,7 @@ def markdown_route(summary: str) -> dict[str, Any]:
 
 
 def bibtex_route(summary: str) -> dict[str, Any]:
+    """Route options of a BibTeX route: its text answer and every error, for /openapi.json."""
     return {
         "summary": summary,
         "response_class": BibTeXResponse,
@@ -148,6 +141,7 @@ def bibtex_route(summary: str) -> dict[str, Any]:
 
 
 def service(request: Request) -> PaperService:
+    """The service the app was built over."""
     paper_service: PaperService = request.app.state.service
     return paper_service
 
@@ -155,6 +149,8 @@ def service(request: Request) -> PaperService:
 # -- the routes, in matching order: specific suffixes first ----------------------------------
 
 
+# Liveness, never cached. (Endpoints take comments, not docstrings: FastAPI publishes a
+# docstring in /openapi.json.)
 @router.get("/healthz", **json_route(models.Health, "Liveness"))
 async def healthz(request: Request) -> Response:
     cacheless = isinstance(request.app.state.library.store, NoStore)  # store.open_store
@@ -162,6 +158,7 @@ async def healthz(request: Request) -> Response:
     return Response(body, media_type=JSON_TYPE, headers={"Cache-Control": "no-store"})
 
 
+# The Prometheus metrics, never cached.
 @router.get(
     "/metrics",
     summary="Prometheus metrics",
@@ -183,6 +180,7 @@ LOCAL_FILE_TYPES = {
 }
 
 
+# An image of a local document, by its path in PAPERANCHOR_LOCAL_DIR (no other file).
 @router.get(
     "/files/{path:path}",
     summary="An image of a local document (PAPERANCHOR_LOCAL_DIR)",
@@ -204,193 +202,78 @@ async def local_file(request: Request, path: str) -> Response:
     return Response(body, media_type=media_type, headers={"Cache-Control": "public, max-age=3600"})
 
 
-# -- discovery (SPEC §4): arXiv search, categories, trends; registered before the paper routes,
-# which would take /search.json for a paper's (a paper is never `search` or `categories`)
+# -- the operations' routes, generated from their table (operations.ROUTES) -----------------
+
+MEDIA_TYPES = {"json": JSON_TYPE, "markdown": MARKDOWN_TYPE, "bibtex": BIBTEX_TYPE}
+KINDS: dict[str, Any] = {"text": str, "integer": int, "number": float}
 
 
-@router.get("/search.json", **json_route(models.SearchPage, "Search arXiv"))
-async def search_arxiv(
-    request: Request,
-    q: Annotated[
-        str | None,
-        Query(description="arXiv's search_query: words, or ti:, au:, abs:, cat:, AND, OR, ANDNOT"),
-    ] = None,
-    category: Annotated[str | None, Query(description="an arXiv category, cs.LG")] = None,
-    date_from: Annotated[
-        str | None, Query(alias="from", description="first submission day, YYYY-MM-DD (UTC)")
-    ] = None,
-    date_to: Annotated[
-        str | None, Query(alias="to", description="last submission day, YYYY-MM-DD (UTC)")
-    ] = None,
-    sort: Annotated[str | None, Query(description="relevance, submitted or updated")] = None,
-    start: Annotated[int | None, Query(description="the first result, from 0")] = None,
-    limit: Annotated[int | None, Query(description="results, 1-50 (default 10)")] = None,
-) -> Response:
-    """One page of an arXiv API search: `{query, total, start, hits}`; an empty page is an
-    empty list (SPEC §4)."""
-    page = await service(request).search_arxiv(
-        q,
-        category=category,
-        date_from=date_from,
-        date_to=date_to,
-        sort=sort,
-        start=start,
-        limit=limit,
+def _route_options(route: operations.Route) -> dict[str, Any]:
+    if route.form == "markdown":
+        return markdown_route(route.summary)
+    if route.form == "bibtex":
+        return bibtex_route(route.summary)
+    return json_route(route.shape, route.summary)
+
+
+def _parameter(declared: operations.RestParameter) -> inspect.Parameter:
+    """A route parameter as FastAPI reads it: its schema, description and alias."""
+    where = Path if declared.where == "path" else Query
+    marker = where(description=declared.help, alias=declared.alias)
+    kind = KINDS[declared.kind]
+    if declared.required:
+        annotation: Any = Annotated[kind, marker]
+        default: Any = inspect.Parameter.empty
+    else:
+        annotation, default = Annotated[kind | None, marker], None
+    keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return inspect.Parameter(declared.name, keyword, default=default, annotation=annotation)
+
+
+def _endpoint(route: operations.Route) -> Callable[..., Awaitable[Response]]:
+    """The route's endpoint: arguments in, one service call, the answer with its caching."""
+
+    async def endpoint(request: Request, **given: Any) -> Response:
+        arguments = {
+            declared.argument: declared.absent if given[declared.name] is None else value
+            for declared in route.parameters
+            for value in (given[declared.name],)
+        }
+        if route.caching == "outline":
+            return await outline_answer(request, arguments["paper"])
+        found = await route.call(service(request), arguments)
+        value = found.value if route.caching == "paper" else found
+        sent = route.body(value)
+        body = dumps(sent) if route.form == "json" else sent.encode()
+        media_type = MEDIA_TYPES[route.form]
+        if route.caching == "paper":
+            return answer(request, found, body, media_type)
+        return etagged(request, body, media_type, _caching(route.caching, arguments))
+
+    endpoint.__name__ = endpoint.__qualname__ = route.name
+    endpoint.__doc__ = route.doc
+    endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter(
+                "request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Request
+            ),
+            *(_parameter(declared) for declared in route.parameters),
+        ],
+        return_annotation=Response,
     )
-    return etagged(request, dumps(page), JSON_TYPE, LATEST)
+    return endpoint
 
 
-@router.get("/categories.json", **json_route(models.Taxonomy, "arXiv's category taxonomy"))
-async def categories(request: Request) -> Response:
-    return etagged(request, dumps(service(request).categories()), JSON_TYPE, TAXONOMY)
+def _caching(caching: operations.Caching, arguments: operations.Arguments) -> str:
+    if caching == "taxonomy":
+        return TAXONOMY
+    if caching == "local-or-latest" and parse_ref(arguments["paper"]).is_local:
+        return REVALIDATE
+    return LATEST
 
 
-@router.get(
-    "/categories/{category}/trends.json",
-    **json_route(models.Trends, "Daily submissions and top title terms of a category"),
-)
-async def category_trends(
-    request: Request,
-    category: Annotated[str, Path(description="an arXiv category: cs.LG, hep-th, math.AG")],
-    days: Annotated[int | None, Query(description="the last 1-30 days (default 7)")] = None,
-) -> Response:
-    found = await service(request).category_trends(category, days)
-    return etagged(request, dumps(found), JSON_TYPE, LATEST)
-
-
-@router.get("/{paper:path}/metadata.json", **json_route(models.Metadata, "arXiv metadata"))
-async def metadata(request: Request, paper: PaperPath) -> Response:
-    """The arXiv API's record of the paper (a versioned id: that version's)."""
-    found = await service(request).metadata(paper)
-    return etagged(request, dumps(found), JSON_TYPE, LATEST)
-
-
-@router.get(
-    "/{paper:path}/citations.json",
-    **json_route(models.Citations, "Papers that cite it (Semantic Scholar)"),
-)
-async def citations(
-    request: Request,
-    paper: PaperPath,
-    limit: Annotated[int | None, Query(description="citing papers, 1-100 (default 20)")] = None,
-) -> Response:
-    found = await service(request).citations(paper, limit)
-    return etagged(request, dumps(found), JSON_TYPE, LATEST)
-
-
-@router.get(
-    "/{paper:path}/references.bib",
-    **bibtex_route("The bibliography as BibTeX (arXiv papers from the arXiv API)"),
-)
-async def references_bib(request: Request, paper: PaperPath) -> Response:
-    bib = await service(request).references_bibtex(paper)
-    cache = REVALIDATE if parse_ref(paper).is_local else LATEST
-    return etagged(request, bib.encode(), BIBTEX_TYPE, cache)
-
-
-@router.get("/{paper:path}/outline.json", **json_route(models.Outline, "Outline"))
-async def outline_json(request: Request, paper: PaperPath) -> Response:
-    """Title, authors, abstract, TL;DR, contributions and the section tree with token counts.
-    `Prefer: wait=N` (0-60 s) waits for the inferred fields and is answered in
-    `Preference-Applied`."""
-    return await outline_answer(request, paper)
-
-
-@router.get("/{paper:path}/sections/{anchor}.md", **markdown_route("A node as Markdown"))
-async def section_markdown(
-    request: Request, paper: PaperPath, anchor: AnchorPath, max_tokens: MaxTokens = None
-) -> Response:
-    result = await service(request).read(paper, anchor, _or_whole(max_tokens))
-    return answer(request, result, result.value.markdown.encode(), MARKDOWN_TYPE)
-
-
-@router.get(
-    "/{paper:path}/sections/{anchor}.json", **json_route(models.SectionText, "A node's Markdown")
-)
-async def section_json(
-    request: Request, paper: PaperPath, anchor: AnchorPath, max_tokens: MaxTokens = None
-) -> Response:
-    result = await service(request).read(paper, anchor, _or_whole(max_tokens))
-    return answer(request, result, dumps(result.value.to_json()), JSON_TYPE)
-
-
-@router.get("/{paper:path}/cite.json", **json_route(models.Cite, "Verify a quote"))
-async def cite_text(
-    request: Request,
-    paper: PaperPath,
-    text: Annotated[
-        str,
-        Query(description="the quoted text, 10-2000 characters (compared case- and space-blind)"),
-    ],
-) -> Response:
-    """The paragraph that contains the quote: exact, else fuzzy (score 90 or more), else
-    not-found naming the closest passage (SPEC §4, cite by text)."""
-    found = await service(request).cite_text(paper, text)
-    return answer(request, found, dumps(found.value), JSON_TYPE)
-
-
-@router.get("/{paper:path}/cite/{anchor}.json", **json_route(models.Cite, "Quote a node"))
-async def cite(request: Request, paper: PaperPath, anchor: AnchorPath) -> Response:
-    found = await service(request).cite(paper, anchor)
-    return answer(request, found, dumps(found.value), JSON_TYPE)
-
-
-@router.get("/{paper:path}/references.json", **json_route(models.References, "Bibliography"))
-async def references(request: Request, paper: PaperPath) -> Response:
-    found = await service(request).references(paper)
-    return answer(request, found, dumps(found.value), JSON_TYPE)
-
-
-@router.get(
-    "/{paper:path}/references/{reference_id}.json",
-    **json_route(models.Reference, "One bibliography entry and where it is cited"),
-)
-async def reference(
-    request: Request,
-    paper: PaperPath,
-    reference_id: Annotated[str, Path(description="bib.bib12, 12 or [12]")],
-) -> Response:
-    found = await service(request).reference(paper, reference_id)
-    return answer(request, found, dumps(found.value), JSON_TYPE)
-
-
-@router.get(
-    "/{paper:path}/figures/{anchor}.json", **json_route(models.Figure | models.Table, "Float")
-)
-async def figure(request: Request, paper: PaperPath, anchor: AnchorPath) -> Response:
-    found = await service(request).figure(paper, anchor)
-    return answer(request, found, dumps(found.value), JSON_TYPE)
-
-
-@router.get("/{paper:path}/equations/{anchor}.json", **json_route(models.Equation, "Equation"))
-async def equation(request: Request, paper: PaperPath, anchor: AnchorPath) -> Response:
-    found = await service(request).equation(paper, anchor)
-    return answer(request, found, dumps(found.value), JSON_TYPE)
-
-
-@router.get("/{paper:path}/search.json", **json_route(list[models.SearchHit], "Search a paper"))
-async def search_paper(
-    request: Request,
-    paper: PaperPath,
-    q: Annotated[str, Query(description="words to look for (case-insensitive substrings)")],
-    limit: Annotated[int | None, Query(description="hits to return, 1-50 (default 5)")] = None,
-) -> Response:
-    hits = await service(request).search_paper(paper, q, limit)
-    return answer(request, hits, dumps(hits.value), JSON_TYPE)
-
-
-@router.get("/{paper:path}.bib", **bibtex_route("The paper's BibTeX (@misc, from the arXiv API)"))
-async def paper_bib(request: Request, paper: PaperPath) -> Response:
-    bib = await service(request).bibtex([paper])
-    return etagged(request, bib.encode(), BIBTEX_TYPE, LATEST)
-
-
-@router.get("/{paper:path}.md", **markdown_route("The whole paper as Markdown"))
-async def paper_markdown(
-    request: Request, paper: PaperPath, max_tokens: MaxTokens = None
-) -> Response:
-    result = await service(request).read(paper, None, _or_whole(max_tokens))
-    return answer(request, result, result.value.markdown.encode(), MARKDOWN_TYPE)
+for _route in operations.ROUTES:
+    router.add_api_route(_route.path, _endpoint(_route), methods=["GET"], **_route_options(_route))
 
 
 # -- shared by the routes and the HTML page --------------------------------------------------

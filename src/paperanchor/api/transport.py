@@ -108,6 +108,7 @@ class GuardedHttp(H11Protocol):
         return type(cls.__name__, (cls,), limits)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        """Count the connection; past the limit, close the one that waited longest (or this)."""
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             with contextlib.suppress(OSError):
@@ -140,16 +141,19 @@ class GuardedHttp(H11Protocol):
         self._track()
 
     def data_received(self, data: bytes) -> None:
+        """Feed the bytes to uvicorn's parser and track the request's deadline."""
         if self._lingering:
             return  # the rest of a refused request: read and dropped
         super().data_received(data)
         self._track()
 
     def on_response_complete(self) -> None:
+        """Track the connection's deadline once its response is sent."""
         super().on_response_complete()
         self._track()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        """Release the connection's place in the limit."""
         self._release()
         super().connection_lost(exc)
 

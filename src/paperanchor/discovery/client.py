@@ -10,7 +10,7 @@
     await discovery.aclose()
 
 This is the impure half of `paperanchor.discovery`: it sends the requests that `query.py` and
-`s2.py` compose through `polite.py`, each service behind a gate of its own (the arXiv API every
+`s2.py` compose through `upstream.py`, each service behind a gate of its own (the arXiv API every
 `PAPERANCHOR_ARXIV_API_GAP_S`, 3 s; Semantic Scholar every 1 s with a key, 3 s without; across
 processes with Redis), and hands the answers to `atom.py` and `s2.py`. Answers are kept in the
 store as JSON entries (`entries.py`, checked when read back): metadata for
@@ -27,7 +27,7 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote, urlencode
 
 from paperanchor.discovery import atom, entries, query, s2
@@ -35,14 +35,11 @@ from paperanchor.discovery.atom import Feed
 from paperanchor.discovery.categories import category_id, trends
 from paperanchor.errors import NotFound, PaperAnchorError, TooLarge, UpstreamError
 from paperanchor.flight import SingleFlight
-from paperanchor.polite import Answer, Gate, Polite
 from paperanchor.refs import PaperRef, shown
 from paperanchor.settings import Settings
 from paperanchor.shapes import Citations, Metadata, SearchPage, Trends
 from paperanchor.store import BestEffort, Store
-
-if TYPE_CHECKING:
-    from paperanchor.library import Library
+from paperanchor.upstream import Answer, Gate, Upstream
 
 log = logging.getLogger(__name__)
 
@@ -74,20 +71,14 @@ def s2_url(base: str, path: str, params: dict[str, str]) -> str:
     return f"{base}/{quote(path, safe='/:')}?{urlencode(params, quote_via=quote, safe=',')}"
 
 
-def discovery_of(library: Library) -> Discovery:
-    """The discovery client of a library: over its polite client (a gate per upstream, shared
-    across processes with Redis) and its store."""
-    return Discovery(library.settings, polite=library.sources.polite, store=library.store)
-
-
 class Discovery:
-    """Metadata, search, citations and trends over one `Polite` client and one store."""
+    """Metadata, search, citations and trends over one `Upstream` client and one store."""
 
     def __init__(
         self,
         settings: Settings,
         *,
-        polite: Polite,
+        polite: Upstream,
         store: Store,
         clock: Callable[[], datetime] | None = None,
     ) -> None:

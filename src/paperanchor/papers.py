@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from paperanchor.codec import Codec
+from paperanchor.coordination import Coordination
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, TooLarge
 from paperanchor.flight import SingleFlight
+from paperanchor.paper import Paper
 from paperanchor.parse.pdf import parse_pdf
 from paperanchor.refs import PaperRef, parse_ref
 from paperanchor.settings import Settings
-from paperanchor.shared import Shared
 from paperanchor.sources import FetchedPage, PaperMissing, Sources
 from paperanchor.store import BestEffort, PaperCache, Store, open_store
 from paperanchor.tree import Document
@@ -31,20 +32,19 @@ log = logging.getLogger(__name__)
 Parse = Callable[[bytes, str], Document]
 
 # Papers kept in the process, so that a hot paper is not read and decoded from the store on
-# every request, nor opened again by the service (which keeps its views of a paper exactly as
-# long as the library keeps the paper): reading and opening 2501.11120v1 costs 13 ms, and
-# GET /2501.11120v1/sections/S2.md over Redis went from 68 to 322 requests/s in one process
-# (bench/workers.py, 2 cores). They are bounded in bytes (PAPERANCHOR_MEMORY_MB), least recently
-# used first out. A confirmed version (and a local file's parse, keyed by its bytes) never
-# changes and stays until evicted; anything else may be superseded and is read from the store
-# again after UNSETTLED_MEMORY_S.
+# every request, nor opened again (its view is kept in the same entry, `get`): reading and
+# opening 2501.11120v1 costs 13 ms, and GET /2501.11120v1/sections/S2.md over Redis went from
+# 68 to 322 requests/s in one process (bench/workers.py, 2 cores). They are bounded in bytes
+# (PAPERANCHOR_MEMORY_MB), least recently used first out. A confirmed version (and a local
+# file's parse, keyed by its bytes) never changes and stays until evicted; anything else may be
+# superseded and is read from the store again after UNSETTLED_MEMORY_S.
 UNSETTLED_MEMORY_S = 600.0
 # Local files whose fingerprint (name, inode, size, times) is known to name a parse: a warm
 # request for 1311.0066 (3.3 MB) read and hashed the file every time, 5.3 ms. Small entries.
 LOCAL_FINGERPRINTS = 1024
 # A remembered "no such paper" is its error detail: a short sentence naming the paper.
 _MISSING_DETAIL_CHARS = 500
-# What a held paper costs in memory, per byte of its cache entry: its tree, the service's anchor
+# What a held paper costs in memory, per byte of its cache entry: its tree, its view's anchor
 # index and the rendered Markdown of every section (an outline renders them all), and what the
 # allocator keeps around them. Measured as resident memory above idle of `paperanchor serve`
 # holding papers within its bound (tests/test_memory.py, /proc's VmRSS): 8.9x for pages of
@@ -77,7 +77,7 @@ MALLOC_ARENAS = 2
 PDF_PARSES = 2
 
 
-@dataclass(frozen=True, slots=True, weakref_slot=True)
+@dataclass(frozen=True, slots=True)
 class LoadedPaper:
     """A parsed paper and where it came from (the fields of SPEC §5's Outline header)."""
 
@@ -103,9 +103,11 @@ class _Kept:
     loaded: LoadedPaper
     expires: float
     weight: int
+    view: Paper | None = None
+    """the paper's view (anchor index, renderings), opened on its first `get` and kept here"""
 
 
-class Library:
+class Papers:
     """Loads papers: from the cache, else one shared fetch and parse per paper, then caches them.
 
     Cache policy (docs/fetching.md): a paper whose version is confirmed is kept forever under
@@ -115,7 +117,8 @@ class Library:
     when fetching or parsing fails.
 
     Over a Redis store, the single flight and the hosts' gaps hold across every process that
-    shares it (shared.py): one process fetches a paper, the others read its result from the cache.
+    shares it (coordination.py): one process fetches a paper, the others read its result from
+    the cache.
     """
 
     def __init__(
@@ -126,8 +129,11 @@ class Library:
         parser_version: str,
         store: Store | None = None,
         sources: Sources | None = None,
+        shared: Coordination | None = None,
         parse_pdf: Parse = parse_pdf,
     ) -> None:
+        """A library over `store` and `sources` (runtime.py builds them and closes them); a
+        library given none opens its own, and closes them in `aclose`."""
         limit_malloc_arenas()  # before the store's and the parses' threads start
         self.settings = settings
         self.parser_version = parser_version
@@ -137,11 +143,16 @@ class Library:
         # What the library opens it closes; a store or sources passed in stay the caller's.
         self._owns_store = store is None
         self._owns_sources = sources is None
+        self._owns_shared = shared is None
         self.store: Store = store if store is not None else open_store(settings)
         self.cache = PaperCache(self.store, paper_codec(settings.max_html_bytes))
         self._kept = BestEffort(self.store)  # not-found entries
         self.memory_bytes = settings.memory_bytes
-        self.shared = Shared.over(self.store, settings.cache_url, lease_s=settings.lock_lease_s)
+        if shared is None:  # a Redis store's coordination (None for a store of one machine)
+            shared = Coordination.over(
+                self.store, settings.cache_url, lease_s=settings.lock_lease_s
+            )
+        self.shared = shared
         self.sources = sources if sources is not None else Sources(settings, shared=self.shared)
         self._flight: SingleFlight[str, LoadedPaper] = SingleFlight()
         self._settled: OrderedDict[str, _Kept] = OrderedDict()
@@ -149,6 +160,7 @@ class Library:
         self._held = 0  # the weights of what _settled holds
         # (reference, fingerprint) -> the parse's memory key and the paper's header
         self._local_known: OrderedDict[tuple[str, str], tuple[str, _Header]] = OrderedDict()
+        self._key_of: dict[str, str] = {}  # idv -> the memory key its paper is held under
         self.cache_hits = 0
         self.fetches = 0
         self._trimming: asyncio.Future[None] | None = None
@@ -166,7 +178,41 @@ class Library:
                 return cached
         return await self._flight.run(ref.idv, lambda: self._load_uncached(ref, stored))
 
-    async def __aenter__(self) -> Library:
+    async def get(self, ref: PaperRef) -> Paper:
+        """The paper `ref` names with its view (anchor index, renderings), kept in the same
+        memory entry as the paper: the one memory of papers, evicted together."""
+        loaded = await self.load(ref)
+        view = self._view_of(loaded)
+        if view is None:
+            # Building the index walks the whole tree (144 ms for a 3.3 MB page, seconds for a
+            # hostile one): never on the event loop, where every other request waits for it.
+            view = await asyncio.to_thread(Paper.open, loaded)
+            self._attach(loaded, view)
+        return view
+
+    def _held_entry(self, loaded: LoadedPaper) -> _Kept | None:
+        """The memory entry holding this very paper (caller holds the lock)."""
+        key = self._key_of.get(loaded.idv)
+        kept = self._settled.get(key) if key is not None else None
+        return kept if kept is not None and kept.loaded is loaded else None
+
+    def _view_of(self, loaded: LoadedPaper) -> Paper | None:
+        with self._settled_lock:
+            kept = self._held_entry(loaded)
+            return kept.view if kept is not None else None
+
+    def _attach(self, loaded: LoadedPaper, view: Paper) -> None:
+        with self._settled_lock:
+            kept = self._held_entry(loaded)
+            if kept is not None:  # a paper not held (too large to fit) keeps no view either
+                kept.view = view
+
+    def views(self) -> list[Paper]:
+        """The views held, least recently used first."""
+        with self._settled_lock:
+            return [kept.view for kept in self._settled.values() if kept.view is not None]
+
+    async def __aenter__(self) -> Papers:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -178,7 +224,7 @@ class Library:
             await self._trimming  # a trim in the background ends before its store closes
         if self._owns_sources:
             await self.sources.aclose()
-        if self.shared is not None:
+        if self._owns_shared and self.shared is not None:
             await self.shared.aclose()
         if self._owns_store:
             self.store.close()
@@ -433,11 +479,14 @@ class Library:
         ttl = min(self.settings.latest_ttl_s, UNSETTLED_MEMORY_S)
         weight = size * MEMORY_PER_ENTRY_BYTE
         with self._settled_lock:
+            old = self._settled.get(key)
+            view = old.view if old is not None and old.loaded is loaded else None
             self._forget(key)
             if (not settled and ttl <= 0) or weight > self.memory_bytes:
                 return  # served, not held: it would not fit at all
             expires = math.inf if settled else time.monotonic() + ttl
-            self._settled[key] = _Kept(loaded, expires, weight)
+            self._settled[key] = _Kept(loaded, expires, weight, view)
+            self._key_of[loaded.idv] = key
             self._held += weight
             while self._held > self.memory_bytes:
                 self._forget(next(iter(self._settled)))
@@ -446,6 +495,8 @@ class Library:
         kept = self._settled.pop(key, None)
         if kept is not None:
             self._held -= kept.weight
+            if self._key_of.get(kept.loaded.idv) == key:
+                del self._key_of[kept.loaded.idv]
 
     def _held_size(self, key: str) -> int:
         """The entry size `key` is held as (0 when it is not held)."""

@@ -167,7 +167,7 @@ class HostTurn:
     gap: float
 
 
-class Shared:
+class Coordination:
     """Host turns, host pauses and fetch locks in the Redis behind a `RedisStore`.
 
     It talks to that Redis through its own `redis.asyncio` client, and goes local whenever the
@@ -195,7 +195,7 @@ class Shared:
         self._renew = self.client.register_script(_RENEW)
 
     @classmethod
-    def over(cls, store: Store, url: str | None, *, lease_s: float) -> Shared | None:
+    def over(cls, store: Store, url: str | None, *, lease_s: float) -> Coordination | None:
         """The coordination of a Redis store at `url`; None for a store only one machine sees."""
         if not isinstance(store, RedisStore):
             return None

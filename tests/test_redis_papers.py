@@ -1,7 +1,7 @@
 """Single flight and politeness across processes sharing one Redis, over the replay upstream.
 
 The first tests run two OS processes (this module is also their program: `python -m
-tests.test_redis_library PAPER…`); the others put two libraries, each with its own Redis
+tests.test_redis_papers PAPER…`); the others put two libraries, each with its own Redis
 connections, local gates and single flight, in one event loop, which is what two processes are
 to each other as far as Redis can tell.
 """
@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 import redis
 
-from paperanchor import library as library_module
+from paperanchor import papers as papers_module
 from paperanchor import store as store_module
 from paperanchor.errors import NotFound, Unavailable
-from paperanchor.library import Library, LoadedPaper
+from paperanchor.papers import LoadedPaper, Papers
 from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.refs import parse_ref
 from paperanchor.settings import Settings
@@ -43,8 +43,8 @@ PAGES = {
 }
 
 
-def library(settings: Settings) -> Library:
-    return Library(settings, parse=parse_document, parser_version=PARSER_VERSION)
+def library(settings: Settings) -> Papers:
+    return Papers(settings, parse=parse_document, parser_version=PARSER_VERSION)
 
 
 # -- two OS processes ------------------------------------------------------------------------
@@ -55,7 +55,7 @@ def run_processes(environ: dict[str, str], jobs: list[list[str]], repeat: int) -
     env = {**os.environ, **environ}
     workers = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.test_redis_library", *papers, "--repeat", str(repeat)],
+            [sys.executable, "-m", "tests.test_redis_papers", *papers, "--repeat", str(repeat)],
             cwd=ROOT,
             env=env,
             stdin=subprocess.PIPE,
@@ -66,7 +66,7 @@ def run_processes(environ: dict[str, str], jobs: list[list[str]], repeat: int) -
         for papers in jobs
     ]
     try:
-        for worker in workers:  # imports done, Library not yet opened
+        for worker in workers:  # imports done, Papers not yet opened
             assert worker.stdout is not None and worker.stdout.readline().strip() == "ready"
         for worker in workers:
             assert worker.stdin is not None
@@ -257,13 +257,13 @@ def test_redis_going_away_after_a_waiter_takes_over_the_lock_is_no_error(
 ):
     # Another process held the lock and left nothing; Redis goes away just as this one, having
     # taken the lock over, looks for that process's result: it fetches on its own.
-    from paperanchor.shared import Shared
+    from paperanchor.coordination import Coordination
     from paperanchor.store import RedisStore
 
     lock = "paperanchor:lock:fetch:2501.11120v1"
     assert own_redis.command("SET", lock, "other-process", "PX", "300") == "+OK"
     store = RedisStore(own_redis.url)
-    shared = Shared(store, own_redis.url, lease_s=1)
+    shared = Coordination(store, own_redis.url, lease_s=1)
 
     async def no_result() -> str | None:
         await asyncio.to_thread(own_redis.stop)
@@ -351,7 +351,7 @@ def test_a_settled_paper_is_served_from_memory_while_redis_is_away(
 ):
     caplog.set_level(logging.WARNING)
     # An unconfirmed paper stays in memory only for a while; here, not at all.
-    monkeypatch.setattr(library_module, "UNSETTLED_MEMORY_S", 0)
+    monkeypatch.setattr(papers_module, "UNSETTLED_MEMORY_S", 0)
     settings = replay.settings(tmp_path, cache_url=own_redis.url)
 
     async def main() -> list[LoadedPaper]:

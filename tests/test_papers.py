@@ -12,7 +12,7 @@ import pytest
 
 from paperanchor.errors import NotFound, ParseError
 from paperanchor.flight import SingleFlight
-from paperanchor.library import Library, LoadedPaper, paper_codec
+from paperanchor.papers import LoadedPaper, Papers, paper_codec
 from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.refs import PaperRef, parse_ref
 from paperanchor.settings import Settings
@@ -121,7 +121,7 @@ def test_twenty_concurrent_requests_for_one_uncached_paper_make_one_upstream_get
     replay.script("/html/2501.11120v1", slow(replay.corpus_page(ARXIV_PAGE), 65_536, 0.02))
 
     async def twenty() -> tuple[list[LoadedPaper], int]:
-        library = Library(
+        library = Papers(
             replay.settings(tmp_path), parse=parse_document, parser_version=PARSER_VERSION
         )
         try:
@@ -160,9 +160,7 @@ def test_a_cold_load_looks_each_key_up_once_unless_a_paper_was_stored_meanwhile(
     async def main() -> tuple[list[str], LoadedPaper, LoadedPaper, int]:
         store = _CountingStore(tmp_path / "store")
         settings = replay.settings(tmp_path)
-        library = Library(
-            settings, parse=parse_document, parser_version=PARSER_VERSION, store=store
-        )
+        library = Papers(settings, parse=parse_document, parser_version=PARSER_VERSION, store=store)
         try:
             before = library._stored
             first = await library.load(ref)
@@ -223,7 +221,7 @@ def test_another_parser_versions_entries_are_ignored_and_rebuilt(replay, tmp_pat
     settings = replay.settings(tmp_path)
 
     async def load_with(parser_version: str) -> LoadedPaper:
-        library = Library(settings, parse=parse_document, parser_version=parser_version)
+        library = Papers(settings, parse=parse_document, parser_version=parser_version)
         try:
             return await library.load(parse_ref("2501.11120v1"))
         finally:
@@ -281,7 +279,7 @@ def test_a_local_document_is_parsed_again_only_when_its_bytes_change(replay, tmp
         return parse_document(html, base_url)
 
     async def load_local() -> LoadedPaper:
-        library = Library(settings, parse=counting_parse, parser_version=PARSER_VERSION)
+        library = Papers(settings, parse=counting_parse, parser_version=PARSER_VERSION)
         try:
             return await library.load(parse_ref("local/notes"))
         finally:
@@ -334,7 +332,7 @@ def test_an_unchanged_local_file_is_neither_read_nor_counted_as_a_fetch_again(
         counts = []
         for _ in range(2):  # two processes, one after the other, over the same cache
             sources = CountingSources(settings)
-            library = Library(
+            library = Papers(
                 settings, parse=parse_document, parser_version=PARSER_VERSION, sources=sources
             )
             async with library:
@@ -366,7 +364,7 @@ def test_a_local_file_edited_to_the_same_size_is_parsed_again(
     settings = replay.settings(tmp_path / "cache", local_dir=local)
 
     async def loads() -> list[str]:
-        async with Library(settings, parse=parse_document, parser_version=PARSER_VERSION) as lib:
+        async with Papers(settings, parse=parse_document, parser_version=PARSER_VERSION) as lib:
             titles = [(await lib.load(parse_ref("local/notes"))).document.title.text]
             times = path.stat()
             path.write_bytes(before + b"Other</h1></article></body></html>")
@@ -382,7 +380,7 @@ def test_the_library_closes_only_what_it_opened(replay, tmp_path):
     store = DiskStore(tmp_path)
 
     async def main() -> None:
-        library = Library(
+        library = Papers(
             replay.settings(tmp_path),
             parse=parse_document,
             parser_version=PARSER_VERSION,

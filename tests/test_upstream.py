@@ -1,4 +1,4 @@
-"""Hostile and failing upstreams on loopback (polite.py, through the library and sources).
+"""Hostile and failing upstreams on loopback (upstream.py, through the library and sources).
 
 Encodings, Retry-After values, cut bodies, hosts that cannot be reached and full queues; each
 case asserts the answer, the requests sent and what is cached after, and bounds what it cost.
@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 
 from paperanchor.errors import NotFound, TooLarge, Unavailable, UpstreamError
-from paperanchor.library import Library, LoadedPaper
+from paperanchor.papers import LoadedPaper, Papers
 from paperanchor.parse import PARSER_VERSION, parse_document
-from paperanchor.polite import Gate, Polite, parse_retry_after
 from paperanchor.refs import parse_ref
 from paperanchor.settings import Settings
 from paperanchor.sources import FetchedPage, Sources
+from paperanchor.upstream import Gate, Upstream, parse_retry_after
 from tests.conftest import free_port
 from tests.replay import cache_entries, encoded, load, page, redirect, status, unframed
 
@@ -53,11 +53,11 @@ def peak_bytes(job: Callable[[], Any]) -> tuple[Any, int]:
         tracemalloc.stop()
 
 
-def library(settings: Settings) -> Library:
-    return Library(settings, parse=parse_document, parser_version=PARSER_VERSION)
+def library(settings: Settings) -> Papers:
+    return Papers(settings, parse=parse_document, parser_version=PARSER_VERSION)
 
 
-async def in_library(settings: Settings, job: Callable[[Library], Awaitable[Any]]) -> Any:
+async def in_library(settings: Settings, job: Callable[[Papers], Awaitable[Any]]) -> Any:
     async with library(settings) as lib:
         return await job(lib)
 
@@ -244,7 +244,7 @@ def test_a_closed_port_is_tried_twice_then_the_host_fails_fast_while_down(replay
     closed = f"http://127.0.0.1:{free_port()}/html"
     settings = unreachable_settings(replay, tmp_path, closed, replay.ar5iv_url, backoff_s=0.05)
 
-    async def twice(lib: Library) -> tuple[list[Any], list[float], int]:
+    async def twice(lib: Papers) -> tuple[list[Any], list[float], int]:
         outcomes, times = [], []
         for text in ("1706.03762", "1706.03763"):
             started = time.monotonic()
@@ -276,7 +276,7 @@ def test_when_no_source_can_be_reached_the_error_suggests_offline_mode(
         replay, tmp_path, "https://arxiv.invalid/html", "https://ar5iv.invalid/html"
     )
 
-    async def three(lib: Library) -> tuple[list[BaseException | LoadedPaper], float]:
+    async def three(lib: Papers) -> tuple[list[BaseException | LoadedPaper], float]:
         started = time.monotonic()
         papers = ("1706.03762", "1706.03763", "1706.03764")
         outcomes = await asyncio.gather(
@@ -368,7 +368,7 @@ def test_a_host_marked_down_is_tried_again_after_down_s(replay, tmp_path):
         down_s=0.3,
     )
 
-    async def around(lib: Library) -> list[int]:
+    async def around(lib: Papers) -> list[int]:
         sent = []
         for pause in (0, 0, 0.4):
             await asyncio.sleep(pause)
@@ -510,7 +510,7 @@ def test_a_service_with_its_own_gate_keeps_its_gap_apart_from_its_hosts(replay, 
     settings = replay.settings(tmp_path, min_gap_s=0)
 
     async def run() -> list[str]:
-        polite = Polite(settings)
+        polite = Upstream(settings)
         try:
 
             async def api() -> None:
@@ -549,7 +549,7 @@ def test_a_retry_after_of_a_service_pauses_that_service_only(replay, tmp_path):
     settings = replay.settings(tmp_path)
 
     async def run() -> tuple[BaseException | None, BaseException | None, int]:
-        polite = Polite(settings)
+        polite = Upstream(settings)
         try:
             first: BaseException | None = None
             try:
@@ -580,7 +580,7 @@ def test_a_retry_after_of_a_service_pauses_that_service_only(replay, tmp_path):
 # -- the retry layer: what composing retries with the gates could get wrong ----------------
 
 
-async def polite_get(polite: Polite, url: str, **options: Any) -> Any:
+async def polite_get(polite: Upstream, url: str, **options: Any) -> Any:
     """`polite.get(url)` with the arguments every case here shares; what it answered or raised."""
     try:
         return await polite.get(url, label="arXiv", subject="x", limit=1 << 20, **options)
@@ -594,7 +594,7 @@ def test_a_retry_after_longer_than_the_timeout_is_waited_out_not_timed_out(repla
     settings = replay.settings(tmp_path, timeout_s=1, backoff_cap_s=3, min_gap_s=0)
 
     async def run() -> Any:
-        polite = Polite(settings)
+        polite = Upstream(settings)
         try:
             return await polite_get(polite, f"{replay.base_url}/html/later")
         finally:
@@ -615,7 +615,7 @@ def test_the_backoff_between_attempts_never_exceeds_the_cap(replay, tmp_path):
     )
 
     async def run() -> Any:
-        polite = Polite(settings)
+        polite = Upstream(settings)
         try:
             return await polite_get(polite, f"{replay.base_url}/html/down")
         finally:
@@ -640,7 +640,7 @@ def test_concurrent_requests_keep_their_own_count_of_attempts(replay, tmp_path):
     settings = replay.settings(tmp_path, max_retries=2, min_gap_s=0)
 
     async def run() -> list[Any]:
-        polite = Polite(settings)
+        polite = Upstream(settings)
         try:
             return await asyncio.gather(
                 polite_get(polite, f"{replay.base_url}/html/a", upstream=Gate("a", 0.05)),

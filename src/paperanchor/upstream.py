@@ -1,6 +1,6 @@
 """Polite GETs to upstream hosts (SPEC §2, Politeness), for every client of an upstream.
 
-    polite = Polite(settings, shared=shared)           # one per process, shared by its clients
+    polite = Upstream(settings, shared=shared)           # one per process, shared by its clients
     answer = await polite.get(url, label="arXiv", subject="1706.03762", limit=max_bytes,
                               broken=lambda body: None)   # -> Answer(url, status, headers, body)
     answer = await polite.get(url, ..., upstream=Gate("arxiv-api", gap=3.0),
@@ -11,7 +11,7 @@
 
 Each upstream host (scheme, host, port) has its own gate: one request at a time, at least
 `MIN_GAP_S` from the end of one to the start of the next (across processes too, given a
-`Shared` over Redis), at most `MAX_QUEUE` requests waiting for their turn. A service with a
+`Coordination` over Redis), at most `MAX_QUEUE` requests waiting for their turn. A service with a
 rate of its own (the arXiv API, Semantic Scholar) names its own `Gate` and gap: its turns,
 pauses and being down are kept apart from the other services of the same host. A request is
 retried on 429, 5xx, timeouts and broken responses with capped full-jitter backoff, or after the
@@ -61,11 +61,11 @@ from tenacity import (
 )
 from tenacity.wait import wait_base
 
+from paperanchor.coordination import MAX_PAUSE_S, Coordination, HostPaused, HostTurn
 from paperanchor.cookies import NoCookies
 from paperanchor.errors import PaperAnchorError, TooLarge, Unavailable, UpstreamError
 from paperanchor.refs import shown
 from paperanchor.settings import Settings
-from paperanchor.shared import MAX_PAUSE_S, HostPaused, HostTurn, Shared
 
 log = logging.getLogger(__name__)
 
@@ -182,14 +182,14 @@ def _log_retry(request: _Request, retry_state: RetryCallState) -> None:
     log.warning("%s: %s for %s; retrying", request.label, failed, request.url)
 
 
-class Polite:
+class Upstream:
     """Polite GETs over one HTTP client, a gate per upstream host."""
 
     def __init__(
         self,
         settings: Settings,
         *,
-        shared: Shared | None = None,
+        shared: Coordination | None = None,
         user_agent: str = USER_AGENT,
         accept: str = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
     ) -> None:
@@ -214,6 +214,7 @@ class Polite:
         """HTTP requests started (each retry and each redirect hop counts)."""
 
     async def aclose(self) -> None:
+        """Close the HTTP client and its connections."""
         await self._client.aclose()
 
     async def get(
@@ -406,7 +407,7 @@ class _HostGate:
     shown_host: str  # scheme://host[:port], no credentials: for error details
     down_s: float
     max_queue: int
-    shared: Shared | None = None
+    shared: Coordination | None = None
     waiting: int = 0
     unconnected: int = 0  # failed connections in a row
     probing: asyncio.Lock = field(default_factory=asyncio.Lock)

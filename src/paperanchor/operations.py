@@ -1,0 +1,946 @@
+"""The operations, declared once: the table the MCP tools, the command line and the warm-up
+are generated from.
+
+Each `Operation` names its arguments (with their bounds and defaults, checked here and nowhere
+else), its result's shapes, a short description, how it runs over the service, the pure
+function that answers it on one `Paper` (the command line and the warm-up call that), and its
+renderings: the JSON a tool returns, the text the command line prints. Adding an operation is
+one entry here and one pure function (service.py), plus its tests; api/mcp.py and cli.py read
+the table and need no edit.
+
+This module imports no web, MCP or HTTP library: the doors turn its declarations into their
+own types (pydantic fields, argparse arguments).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from paperanchor import service, shapes
+from paperanchor.errors import BadRequest
+from paperanchor.paper import Paper
+from paperanchor.service import Door, PaperService
+from paperanchor.tree import Equation, Figure, Paragraph, Table, walk
+
+Kind = Literal["text", "integer", "number", "texts"]
+"""An argument's type: text, a whole number, a number, a list of texts."""
+
+ToolSet = Literal["reader", "all"]
+
+DEFAULT_WAIT_S: Final = 10.0
+"""SPEC §4: agents wait for the inferred fields by default (MCP); REST and pages do not"""
+
+PAPER_HELP: Final = "arXiv id or URL (1706.03762, hep-th/9901001v2) or local/<name>"
+ANCHOR_HELP: Final = "id, alias or slug: S3.SS2, S3.2, introduction"
+
+CLI_PAPER_HELP: Final = (
+    "a LaTeXML HTML file (.html, .html.gz), or an arXiv reference: 1706.03762, "
+    "1706.03762v7, arXiv:1706.03762, hep-th/9901001v2, an arxiv.org or ar5iv URL, or "
+    "local/<name> for <name>.html in PAPERANCHOR_LOCAL_DIR (which must be set)"
+)
+CLI_ANCHOR_HELP: Final = (
+    "a node: its id (S3.SS2, S3.SS2.p1), alias (S3.2, F1, T2, E1), slug (introduction) or "
+    "printed label (3.2, Table 2, Eq. (4))"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CliArgument:
+    """How the command line takes an argument: a positional (`flag` None) or a flag."""
+
+    metavar: str
+    help: str
+    flag: str | None = None
+    nargs: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Argument:
+    """One argument of an operation, as MCP and REST name it (`maxTokens`, `from`)."""
+
+    name: str
+    kind: Kind
+    help: str
+    """its description in the MCP tool's schema"""
+    required: bool = False
+    bounds: tuple[float, float] | None = None
+    """the range a number must be in, checked by `Operation.check`"""
+    default: float | None = None
+    """what an absent bounded argument stands for"""
+    unit: str = ""
+    """what a number counts, for its error message (`seconds`)"""
+    blank: bool = False
+    """optional text where null is absent and a number stands for its digits (`id: 12`)"""
+    keyword: str | None = None
+    """the Python name where the wire name is a Python keyword (`from` -> `date_from`)"""
+    what: str | None = None
+    """how an either-or error message names it (`a text to verify`)"""
+    cli: CliArgument | None = None
+    """how the command line takes it; None: not on the command line"""
+
+    @property
+    def python_name(self) -> str:
+        """The name the service's functions take it by."""
+        return self.keyword or self.name
+
+
+Arguments = Mapping[str, Any]
+"""An operation's arguments by Python name, after `Operation.check`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What a pure function needs beyond the paper: the public URL and the reader's door."""
+
+    public_url: str
+    door: Door
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """An operation on the command line: its subcommand and how its answer is printed."""
+
+    name: str
+    help: str
+    text: Callable[[Any, Arguments], tuple[str, str]]
+    """the answer as text: what goes to stdout and what to stderr"""
+    json: Callable[[Any], Any] = lambda value: value
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One operation, declared once (module docstring)."""
+
+    name: str
+    description: str
+    """the MCP tool's description (the untrusted-content note is added by api/mcp.py)"""
+    arguments: tuple[Argument, ...]
+    run: Callable[[PaperService, Arguments, Door], Awaitable[Any]]
+    """the answer over the service, for a door that is not one paper's (MCP)"""
+    tool: Callable[[Any], Any] | None
+    """the tool's structured content from `run`'s answer; None: the answer is Markdown text"""
+    shapes: tuple[Any, ...] = ()
+    """the result's shapes (shapes.py), whose top-level fields the tool's output schema lists"""
+    tools: ToolSet = "reader"
+    """the tool set that lists it (PAPERANCHOR_TOOLS)"""
+    one_of: tuple[str, str] | None = None
+    """two arguments of which exactly one must be given"""
+    on_paper: Callable[[Paper, Arguments, Context], Any] | None = None
+    """the pure function answering it on one paper (the command line, the warm-up)"""
+    command: Command | None = None
+    samples: Callable[[Paper], list[dict[str, Any]]] = lambda paper: []
+    """arguments the warm-up runs `on_paper` with on its page (warmup.py)"""
+
+    def check(self, given: Mapping[str, Any], door: Door = "mcp") -> dict[str, Any]:
+        """The arguments by Python name, each bounded one in its range (the one check)."""
+        checked = dict(given)
+        for argument in self.arguments:
+            value = checked.get(argument.python_name)
+            if argument.bounds is not None and value is not None:
+                if argument.kind == "number":
+                    service.check_number(argument.name, value, argument.bounds, argument.unit)
+                else:
+                    service.check_integer(argument.name, value, argument.bounds)
+        if self.one_of is not None:
+            first, second = (self.argument(name) for name in self.one_of)
+            if _given(checked, first, door) == _given(checked, second, door):
+                raise BadRequest(
+                    f"{self.name if door != 'cli' else self.command_name} takes "
+                    f"{_what(first, door)} or {_what(second, door)}, one of the two"
+                )
+        return checked
+
+    def argument(self, name: str) -> Argument:
+        """The argument of that wire name."""
+        return next(argument for argument in self.arguments if argument.name == name)
+
+    @property
+    def command_name(self) -> str:
+        """The subcommand's name (the operation's where it has none)."""
+        return self.command.name if self.command is not None else self.name
+
+    @property
+    def renamed(self) -> dict[str, str]:
+        """Wire names that are not Python names -> the Python names."""
+        return {a.name: a.keyword for a in self.arguments if a.keyword is not None}
+
+
+def _given(arguments: Mapping[str, Any], argument: Argument, door: Door) -> bool:
+    """Whether an argument was given: not null, nor blank text where blank means absent."""
+    value = arguments.get(argument.python_name)
+    if value is None:
+        return False
+    return not (argument.blank and door != "cli" and value == "")
+
+
+def _what(argument: Argument, door: Door) -> str:
+    if door == "cli" and argument.cli is not None:
+        cli = argument.cli
+        if cli.flag is None:
+            return f"an {cli.metavar}"
+        return f"{cli.flag} {cli.metavar}"
+    return argument.what or argument.name
+
+
+# -- the arguments most operations share ----------------------------------------------------
+
+PAPER = Argument(
+    "paper", "text", PAPER_HELP, required=True, cli=CliArgument("PAPER", CLI_PAPER_HELP)
+)
+
+
+def anchor(help: str, cli_help: str) -> Argument:
+    """A required anchor argument."""
+    return Argument("anchor", "text", help, required=True, cli=CliArgument("ANCHOR", cli_help))
+
+
+# -- the command line's text renderings ------------------------------------------------------
+
+
+def outline_text(result: shapes.Outline, _arguments: Arguments) -> tuple[str, str]:
+    """The outline as the command line prints it: title, authors, the indented section tree."""
+    lines = [result["title"]]
+    if result["authors"]:
+        lines.append(", ".join(result["authors"]))
+    quality = "" if result["quality"] == "ok" else f" · {result['quality']}"
+    lines.append(f"{result['idv']} · {result['source']} · {result['tokens']} tokens{quality}")
+    if result["tldr"]:
+        lines.append(f"\nTL;DR: {result['tldr']}")
+    lines.append("")
+
+    def walk(sections: Sequence[shapes.Section], depth: int) -> None:
+        for section in sections:
+            number = f"{section['number']} " if section["number"] else ""
+            count = section["errors"]
+            errors = f"  [{count} conversion error{'s' if count != 1 else ''}]" if count else ""
+            lines.append(
+                f"{'  ' * depth}{number}{section['title']}  ({section['id']}, "
+                f"{section['tokens']} tokens){errors}"
+            )
+            walk(section["children"], depth + 1)
+
+    walk(result["sections"], 0)
+    return "".join(line + "\n" for line in lines), ""
+
+
+def cite_text(result: shapes.Cite, _arguments: Arguments) -> tuple[str, str]:
+    """A node's text, then where to quote it from."""
+    match = f", {result['match']} match" if "match" in result else ""
+    score = f" {result['score']}" if "score" in result else ""
+    where = result["permalink"] or result["url"]
+    tail = f"\n— {where} ({result['anchor']}{match}{score}; hash {result['hash']})\n"
+    return result["text"] + "\n" + tail, ""
+
+
+def references_text(result: Any, _arguments: Arguments) -> tuple[str, str]:
+    """Each entry as `[N] text`, with where it is cited when one entry was asked for."""
+    lines = []
+    for entry in result.get("references", [result]):
+        lines.append(f"[{entry['number']}] {entry['text']}")
+        if "citedIn" in entry:
+            lines.append(f"  cited in: {', '.join(entry['citedIn']) or '(nowhere)'}")
+    return "".join(line + "\n" for line in lines), ""
+
+
+def figure_text(result: Any, _arguments: Arguments) -> tuple[str, str]:
+    """The caption, the image URLs and a table's rows."""
+    lines = [f"{result['id']}: {result['caption']}", *result["images"]]
+    lines += [" | ".join(row) for row in result.get("rows", [])]
+    return "".join(line + "\n" for line in lines), ""
+
+
+def equation_text(result: shapes.Equation, _arguments: Arguments) -> tuple[str, str]:
+    """The id, printed number and TeX (an equation read from a PDF: its extracted text)."""
+    number = f" ({result['number']})" if result["number"] else ""
+    said = result["latex"] if result["latex"] is not None else result.get("text", "")
+    return f"{result['id']}{number}: {said}\n", ""
+
+
+def search_text(result: list[shapes.SearchHit], arguments: Arguments) -> tuple[str, str]:
+    """One line a hit; a search without hits says so on stderr."""
+    note = ""
+    if not result:
+        note = f'no paragraph of {arguments["paper"]} contains "{arguments["query"]}"\n'
+    lines = [f"{hit['anchor']} [{hit['sectionId']}]: {hit['snippet']}\n" for hit in result]
+    return "".join(lines), note
+
+
+def read_text(result: service.ReadResult, _arguments: Arguments) -> tuple[str, str]:
+    """The Markdown as it is."""
+    return result.markdown, ""
+
+
+# -- how each operation runs -----------------------------------------------------------------
+
+
+async def _outline(svc: PaperService, a: Arguments, door: Door) -> shapes.Outline:
+    default = DEFAULT_WAIT_S if door == "mcp" else 0.0
+    return (await svc.outline(a["paper"], a.get("wait"), default_wait=default)).value
+
+
+async def _read(svc: PaperService, a: Arguments, door: Door) -> service.ReadResult:
+    return (await svc.read(a["paper"], a["anchor"], a.get("maxTokens"), door=door)).value
+
+
+async def _cite(svc: PaperService, a: Arguments, door: Door) -> shapes.Cite:
+    if a.get("text"):
+        return (await svc.cite_text(a["paper"], a["text"])).value
+    return (await svc.cite(a["paper"], a["anchor"])).value
+
+
+def _cite_on(paper: Paper, a: Arguments, context: Context) -> shapes.Cite:
+    if a.get("text") is not None:
+        return service.cite_text(paper, a["text"], context.public_url)
+    return service.cite(paper, a["anchor"], context.public_url)
+
+
+async def _references(svc: PaperService, a: Arguments, door: Door) -> shapes.ReferenceAnswer:
+    return (await svc.reference_answer(a["paper"], a.get("id") or None)).value
+
+
+async def _figure(svc: PaperService, a: Arguments, door: Door) -> Any:
+    return (await svc.figure(a["paper"], a["anchor"])).value
+
+
+async def _equation(svc: PaperService, a: Arguments, door: Door) -> shapes.Equation:
+    return (await svc.equation(a["paper"], a["anchor"])).value
+
+
+async def _search_paper(svc: PaperService, a: Arguments, door: Door) -> list[shapes.SearchHit]:
+    return (await svc.search_paper(a["paper"], a["query"], a.get("limit"))).value
+
+
+SEARCH_ARXIV_ARGUMENTS = ("category", "date_from", "date_to", "sort", "start", "limit")
+
+
+async def _search_arxiv(svc: PaperService, a: Arguments, door: Door) -> shapes.SearchPage:
+    options = {name: a.get(name) for name in SEARCH_ARXIV_ARGUMENTS}
+    return await svc.search_arxiv(a["query"], **options)
+
+
+async def _bibtex(svc: PaperService, a: Arguments, door: Door) -> str:
+    if a.get("papers") is not None:
+        return await svc.bibtex(a["papers"])
+    return await svc.references_bibtex(a["referencesOf"])
+
+
+async def _citations(svc: PaperService, a: Arguments, door: Door) -> shapes.Citations:
+    return await svc.citations(a["paper"], a.get("limit"))
+
+
+async def _category_trends(svc: PaperService, a: Arguments, door: Door) -> shapes.Trends:
+    return await svc.category_trends(a["category"], a.get("days"))
+
+
+def over_paper(
+    pure: Callable[[Paper, Arguments, Context], Any],
+) -> Callable[[PaperService, Arguments, Door], Awaitable[Any]]:
+    """An operation's `run` from its pure function: the paper loaded, `pure` run on it."""
+
+    async def run(svc: PaperService, arguments: Arguments, door: Door) -> Any:
+        context = Context(svc.public_url, door)
+        found = await svc.on_paper(
+            arguments["paper"], lambda paper: pure(paper, arguments, context)
+        )
+        return found.value
+
+    return run
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+# -- what the warm-up asks of its page: the paths a first request takes ----------------------
+
+
+def _first_sections(paper: Paper) -> list[str]:
+    return [section.id for section in paper.document.sections[:2]]
+
+
+def _first_of(paper: Paper, kinds: tuple[type, ...]) -> list[str]:
+    found = next(
+        (v.node.id for v in walk(paper.document.blocks) if isinstance(v.node, kinds)), None
+    )
+    return [] if found is None else [found]
+
+
+def _read_samples(paper: Paper) -> list[dict[str, Any]]:
+    # the whole paper, then a cut read of each of the first sections
+    return [{"anchor": None}] + [
+        {"anchor": node_id, "maxTokens": 100} for node_id in _first_sections(paper)
+    ]
+
+
+def _search_samples(paper: Paper) -> list[dict[str, Any]]:
+    title = paper.document.title.text
+    return [{"query": title.split()[0] if title else "a"}]
+
+
+OPERATIONS: Final[tuple[Operation, ...]] = (
+    Operation(
+        "outline",
+        "Start here: title, authors, abstract, TL;DR, contributions and the section tree "
+        "(ids, numbers, tokens) of an arXiv paper.",
+        (
+            PAPER,
+            Argument(
+                "wait",
+                "number",
+                "s to wait for tldr/contributions, 0-60, default 10",
+                bounds=service.WAIT_RANGE,
+                default=DEFAULT_WAIT_S,
+                unit="seconds",
+            ),
+        ),
+        _outline,
+        _same,
+        (shapes.Outline,),
+        on_paper=lambda paper, a, context: service.outline(paper),
+        samples=lambda paper: [{}],
+        command=Command(
+            "outline",
+            "title, authors, abstract, TL;DR and the section tree with token counts",
+            outline_text,
+        ),
+    ),
+    Operation(
+        "read",
+        "A section or any block as Markdown, heading included; longer output is cut at "
+        "maxTokens and says how to get the rest.",
+        (
+            PAPER,
+            Argument(
+                "anchor",
+                "text",
+                "as in outline, or paper for the whole paper",
+                required=True,
+                cli=CliArgument("ANCHOR", f"{CLI_ANCHOR_HELP}; or paper", nargs="?"),
+            ),
+            Argument(
+                "maxTokens",
+                "integer",
+                "100-100000, default 8000",
+                bounds=service.MAX_TOKENS_RANGE,
+                default=service.DEFAULT_MAX_TOKENS,
+                cli=CliArgument(
+                    "N",
+                    "cut the Markdown at about N tokens (100-100000, default 8000)",
+                    flag="--max-tokens",
+                ),
+            ),
+        ),
+        _read,
+        None,
+        on_paper=lambda paper, a, context: service.read(
+            paper, a["anchor"], a.get("maxTokens"), context.door
+        ),
+        command=Command(
+            "read",
+            "a section (or any anchor) as Markdown; the whole paper without one",
+            read_text,
+            json=lambda result: result.to_json(),
+        ),
+        samples=_read_samples,
+    ),
+    Operation(
+        "cite",
+        "Exact text of a paragraph or section with a permalink to quote; or verify a quote "
+        "(text) and get its paragraph.",
+        (
+            PAPER,
+            Argument(
+                "anchor",
+                "text",
+                "a node; or give text",
+                blank=True,
+                what="an anchor",
+                cli=CliArgument("ANCHOR", CLI_ANCHOR_HELP, nargs="?"),
+            ),
+            Argument(
+                "text",
+                "text",
+                "a quote to verify, 10-2000 chars",
+                blank=True,
+                what="a text to verify",
+                cli=CliArgument(
+                    "QUOTE",
+                    "instead of ANCHOR: a quote of 10-2000 characters to find in the paper "
+                    "(exact, else fuzzy at a score of 90 or more)",
+                    flag="--text",
+                ),
+            ),
+        ),
+        _cite,
+        _same,
+        (shapes.Cite,),
+        one_of=("anchor", "text"),
+        on_paper=_cite_on,
+        samples=lambda paper: [{"anchor": a} for a in _first_of(paper, (Paragraph,))],
+        command=Command(
+            "cite",
+            "exact plain text of a paragraph or section with a permalink; or verify a quote",
+            cite_text,
+        ),
+    ),
+    Operation(
+        "references",
+        "The bibliography (references), or one entry with the paragraphs citing it "
+        "(reference, when id is given).",
+        (
+            PAPER,
+            Argument(
+                "id",
+                "text",
+                "bib.bib12, 12 or [12]; omit for all",
+                blank=True,
+                cli=CliArgument("ID", "bib.bib12, 12 or [12]; omit for all entries", nargs="?"),
+            ),
+        ),
+        _references,
+        _same,
+        (shapes.ReferenceAnswer,),
+        on_paper=lambda paper, a, context: service.references(paper, a.get("id")),
+        samples=lambda paper: [{}],
+        command=Command(
+            "references", "the bibliography, or one entry and where it is cited", references_text
+        ),
+    ),
+    Operation(
+        "figure",
+        "A figure (caption, image URLs, panels) or a table (caption, cells).",
+        (PAPER, anchor("S3.F1, F1, S6.T2, T2", "S3.F1, F1, S6.T2, T2, Figure 3, Table 2")),
+        _figure,
+        _same,
+        (shapes.Figure, shapes.Table),
+        on_paper=lambda paper, a, context: service.figure(paper, a["anchor"]),
+        samples=lambda paper: [{"anchor": a} for a in _first_of(paper, (Figure, Table))],
+        command=Command(
+            "figure", "a figure (caption, image URLs, panels) or a table (cells)", figure_text
+        ),
+    ),
+    Operation(
+        "equation",
+        "An equation's LaTeX and printed number.",
+        (PAPER, anchor("S3.E1, E1 or a group id", "S3.E1, E1, Eq. (1), (1), or a group id")),
+        _equation,
+        _same,
+        (shapes.Equation,),
+        on_paper=lambda paper, a, context: service.equation(paper, a["anchor"]),
+        samples=lambda paper: [{"anchor": a} for a in _first_of(paper, (Equation,))],
+        command=Command("equation", "an equation's LaTeX and printed number", equation_text),
+    ),
+    Operation(
+        "search_paper",
+        "Paragraphs of one paper containing the query's words, best first, with anchors.",
+        (
+            PAPER,
+            Argument(
+                "query",
+                "text",
+                "words to find",
+                required=True,
+                cli=CliArgument("WORD", "words to find (case-blind)", nargs="+"),
+            ),
+            Argument(
+                "limit",
+                "integer",
+                "1-50, default 5",
+                bounds=service.LIMIT_RANGE,
+                default=service.DEFAULT_LIMIT,
+                cli=CliArgument("N", "hits to show, 1-50 (default 5)", flag="--limit"),
+            ),
+        ),
+        _search_paper,
+        lambda hits: {"hits": hits},
+        (shapes.Hits,),
+        on_paper=lambda paper, a, context: service.search_paper(paper, a["query"], a.get("limit")),
+        command=Command(
+            "search", "paragraphs containing the query's words, best first", search_text
+        ),
+    ),
+    Operation(
+        "search_arxiv",
+        "Search arXiv: compact hits (id, title, first authors, date, summary), newest "
+        "with sort=submitted.",
+        (
+            Argument("query", "text", "words, or ti: au: abs: cat: AND OR ANDNOT", required=True),
+            Argument("category", "text", "cs.LG"),
+            Argument("from", "text", "YYYY-MM-DD", keyword="date_from"),
+            Argument("to", "text", "YYYY-MM-DD", keyword="date_to"),
+            Argument("sort", "text", "relevance|submitted|updated"),
+            Argument("start", "integer", "from 0"),
+            Argument("limit", "integer", "1-50, default 10"),
+        ),
+        _search_arxiv,
+        _same,
+        (shapes.SearchPage,),
+        tools="all",
+    ),
+    Operation(
+        "bibtex",
+        "BibTeX that compiles: of arXiv papers, or of a paper's bibliography (referencesOf).",
+        (
+            Argument("papers", "texts", "1-20 arXiv ids"),
+            Argument("referencesOf", "text", "a paper: its bibliography"),
+        ),
+        _bibtex,
+        lambda bib: {"bibtex": bib},
+        (shapes.BibTeX,),
+        tools="all",
+        one_of=("papers", "referencesOf"),
+    ),
+    Operation(
+        "citations",
+        "Papers citing an arXiv paper (Semantic Scholar): count, titles, years, arXiv ids.",
+        (PAPER, Argument("limit", "integer", "1-100, default 20")),
+        _citations,
+        _same,
+        (shapes.Citations,),
+        tools="all",
+    ),
+    Operation(
+        "category_trends",
+        "An arXiv category's submissions per day and top title terms, last 1-30 days.",
+        (
+            Argument("category", "text", "cs.LG, hep-th", required=True),
+            Argument("days", "integer", "1-30, default 7"),
+        ),
+        _category_trends,
+        _same,
+        (shapes.Trends,),
+        tools="all",
+    ),
+)
+"""Every operation, in the order the tools are listed and the subcommands offered."""
+
+BY_NAME: Final = {operation.name: operation for operation in OPERATIONS}
+
+
+def listed(tools: ToolSet) -> list[Operation]:
+    """The operations a tool set offers: `reader` the reading ones, `all` every one."""
+    return [op for op in OPERATIONS if tools == "all" or op.tools == "reader"]
+
+
+def commands() -> list[Operation]:
+    """The operations the command line offers, in the table's order."""
+    return [op for op in OPERATIONS if op.command is not None and op.on_paper is not None]
+
+
+def dumps(value: Any) -> str:
+    """JSON as the tools send it: compact, UTF-8."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# -- the REST routes (SPEC §6), in matching order: specific suffixes first ---------------------
+
+Where = Literal["path", "query"]
+Form = Literal["json", "markdown", "bibtex"]
+Caching = Literal["paper", "latest", "taxonomy", "local-or-latest", "outline"]
+"""How a route's answer is kept (api/rest.py): as its paper's, an hour, a day, an hour unless
+the paper is local, or as an outline (whose metadata may come later)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RestParameter:
+    """A route's path or query parameter, and the argument of the operation it gives."""
+
+    name: str
+    """the Python name /openapi.json titles it by"""
+    where: Where
+    help: str
+    argument: str
+    kind: Kind = "text"
+    required: bool = True
+    alias: str | None = None
+    """its name in the query where that is not `name` (`maxTokens`, `from`)"""
+    absent: Any = None
+    """what the argument is when the query leaves the parameter out"""
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One REST route of an operation: where it is, what it takes, how it answers."""
+
+    operation: str
+    path: str
+    name: str
+    """the endpoint's name (/openapi.json's operationId is made from it)"""
+    summary: str
+    parameters: tuple[RestParameter, ...]
+    call: Callable[[PaperService, Arguments], Awaitable[Any]]
+    """the service call: a `Served` answer for caching `paper`, else the value itself"""
+    form: Form = "json"
+    shape: Any = None
+    """the JSON answer's shape, for /openapi.json"""
+    doc: str | None = None
+    body: Callable[[Any], Any] = _same
+    """the value -> what is sent: JSON to encode, or text"""
+    caching: Caching = "paper"
+
+
+REST_PAPER = RestParameter(
+    "paper",
+    "path",
+    "a paper: 1706.03762, 1706.03762v7, hep-th/9901001v2, arXiv:1706.03762, "
+    "an arxiv.org or ar5iv URL, or local/<name>",
+    "paper",
+)
+REST_ANCHOR = RestParameter(
+    "anchor",
+    "path",
+    "a node: its id (S3.SS2, S3.SS2.p1, S3.E1), alias (S3.2, F1, E1) or slug",
+    "anchor",
+)
+REST_MAX_TOKENS = RestParameter(
+    "max_tokens",
+    "query",
+    "cut the Markdown at a block boundary (100-100000)",
+    "maxTokens",
+    kind="integer",
+    required=False,
+    alias="maxTokens",
+    # Markdown routes answer the whole node unless ?maxTokens= asks for less (SPEC §6)
+    absent=service.WHOLE_NODE,
+)
+
+
+def _query(name: str, help: str, argument: str | None = None, **options: Any) -> RestParameter:
+    return RestParameter(name, "query", help, argument or name, **options)
+
+
+def _optional(name: str, help: str, kind: Kind = "text", **options: Any) -> RestParameter:
+    return _query(name, help, kind=kind, required=False, **options)
+
+
+async def _read_rest(svc: PaperService, a: Arguments) -> Any:
+    return await svc.read(a["paper"], a.get("anchor"), a["maxTokens"])
+
+
+async def _categories(svc: PaperService, a: Arguments) -> shapes.Taxonomy:
+    return svc.categories()
+
+
+ROUTES: Final[tuple[Route, ...]] = (
+    # discovery first: a paper is never `search` or `categories`, and the paper routes would
+    # take /search.json for a paper's
+    Route(
+        "search_arxiv",
+        "/search.json",
+        "search_arxiv",
+        "Search arXiv",
+        (
+            _optional(
+                "q",
+                "arXiv's search_query: words, or ti:, au:, abs:, cat:, AND, OR, ANDNOT",
+                argument="query",
+            ),
+            _optional("category", "an arXiv category, cs.LG"),
+            _optional(
+                "date_from",
+                "first submission day, YYYY-MM-DD (UTC)",
+                alias="from",
+                argument="date_from",
+            ),
+            _optional(
+                "date_to", "last submission day, YYYY-MM-DD (UTC)", alias="to", argument="date_to"
+            ),
+            _optional("sort", "relevance, submitted or updated"),
+            _optional("start", "the first result, from 0", "integer"),
+            _optional("limit", "results, 1-50 (default 10)", "integer"),
+        ),
+        lambda svc, a: _search_arxiv(svc, a, "rest"),
+        shape=shapes.SearchPage,
+        doc="One page of an arXiv API search: `{query, total, start, hits}`; an empty page is an\n"
+        "empty list (SPEC §4).",
+        caching="latest",
+    ),
+    Route(
+        "categories",
+        "/categories.json",
+        "categories",
+        "arXiv's category taxonomy",
+        (),
+        _categories,
+        shape=shapes.Taxonomy,
+        caching="taxonomy",
+    ),
+    Route(
+        "category_trends",
+        "/categories/{category}/trends.json",
+        "category_trends",
+        "Daily submissions and top title terms of a category",
+        (
+            RestParameter(
+                "category", "path", "an arXiv category: cs.LG, hep-th, math.AG", "category"
+            ),
+            _optional("days", "the last 1-30 days (default 7)", "integer"),
+        ),
+        lambda svc, a: svc.category_trends(a["category"], a.get("days")),
+        shape=shapes.Trends,
+        caching="latest",
+    ),
+    Route(
+        "metadata",
+        "/{paper:path}/metadata.json",
+        "metadata",
+        "arXiv metadata",
+        (REST_PAPER,),
+        lambda svc, a: svc.metadata(a["paper"]),
+        shape=shapes.Metadata,
+        doc="The arXiv API's record of the paper (a versioned id: that version's).",
+        caching="latest",
+    ),
+    Route(
+        "citations",
+        "/{paper:path}/citations.json",
+        "citations",
+        "Papers that cite it (Semantic Scholar)",
+        (REST_PAPER, _optional("limit", "citing papers, 1-100 (default 20)", "integer")),
+        lambda svc, a: svc.citations(a["paper"], a.get("limit")),
+        shape=shapes.Citations,
+        caching="latest",
+    ),
+    Route(
+        "bibtex",
+        "/{paper:path}/references.bib",
+        "references_bib",
+        "The bibliography as BibTeX (arXiv papers from the arXiv API)",
+        (REST_PAPER,),
+        lambda svc, a: svc.references_bibtex(a["paper"]),
+        form="bibtex",
+        caching="local-or-latest",
+    ),
+    Route(
+        "outline",
+        "/{paper:path}/outline.json",
+        "outline_json",
+        "Outline",
+        (REST_PAPER,),
+        lambda svc, a: _outline(svc, a, "rest"),
+        shape=shapes.Outline,
+        doc="Title, authors, abstract, TL;DR, contributions and the section tree with token "
+        "counts.\n`Prefer: wait=N` (0-60 s) waits for the inferred fields and is answered in\n"
+        "`Preference-Applied`.",
+        caching="outline",
+    ),
+    Route(
+        "read",
+        "/{paper:path}/sections/{anchor}.md",
+        "section_markdown",
+        "A node as Markdown",
+        (REST_PAPER, REST_ANCHOR, REST_MAX_TOKENS),
+        _read_rest,
+        form="markdown",
+        body=lambda result: result.markdown,
+    ),
+    Route(
+        "read",
+        "/{paper:path}/sections/{anchor}.json",
+        "section_json",
+        "A node's Markdown",
+        (REST_PAPER, REST_ANCHOR, REST_MAX_TOKENS),
+        _read_rest,
+        shape=shapes.SectionText,
+        body=lambda result: result.to_json(),
+    ),
+    Route(
+        "cite",
+        "/{paper:path}/cite.json",
+        "cite_text",
+        "Verify a quote",
+        (
+            REST_PAPER,
+            _query(
+                "text",
+                "the quoted text, 10-2000 characters (compared case- and space-blind)",
+            ),
+        ),
+        lambda svc, a: svc.cite_text(a["paper"], a["text"]),
+        shape=shapes.Cite,
+        doc="The paragraph that contains the quote: exact, else fuzzy (score 90 or more), else\n"
+        "not-found naming the closest passage (SPEC §4, cite by text).",
+    ),
+    Route(
+        "cite",
+        "/{paper:path}/cite/{anchor}.json",
+        "cite",
+        "Quote a node",
+        (REST_PAPER, REST_ANCHOR),
+        lambda svc, a: svc.cite(a["paper"], a["anchor"]),
+        shape=shapes.Cite,
+    ),
+    Route(
+        "references",
+        "/{paper:path}/references.json",
+        "references",
+        "Bibliography",
+        (REST_PAPER,),
+        lambda svc, a: svc.references(a["paper"]),
+        shape=shapes.References,
+    ),
+    Route(
+        "references",
+        "/{paper:path}/references/{reference_id}.json",
+        "reference",
+        "One bibliography entry and where it is cited",
+        (REST_PAPER, RestParameter("reference_id", "path", "bib.bib12, 12 or [12]", "id")),
+        lambda svc, a: svc.reference(a["paper"], a["id"]),
+        shape=shapes.Reference,
+    ),
+    Route(
+        "figure",
+        "/{paper:path}/figures/{anchor}.json",
+        "figure",
+        "Float",
+        (REST_PAPER, REST_ANCHOR),
+        lambda svc, a: svc.figure(a["paper"], a["anchor"]),
+        shape=shapes.Figure | shapes.Table,
+    ),
+    Route(
+        "equation",
+        "/{paper:path}/equations/{anchor}.json",
+        "equation",
+        "Equation",
+        (REST_PAPER, REST_ANCHOR),
+        lambda svc, a: svc.equation(a["paper"], a["anchor"]),
+        shape=shapes.Equation,
+    ),
+    Route(
+        "search_paper",
+        "/{paper:path}/search.json",
+        "search_paper",
+        "Search a paper",
+        (
+            REST_PAPER,
+            _query("q", "words to look for (case-insensitive substrings)", argument="query"),
+            _optional("limit", "hits to return, 1-50 (default 5)", "integer"),
+        ),
+        lambda svc, a: svc.search_paper(a["paper"], a["query"], a.get("limit")),
+        shape=list[shapes.SearchHit],
+    ),
+    Route(
+        "bibtex",
+        "/{paper:path}.bib",
+        "paper_bib",
+        "The paper's BibTeX (@misc, from the arXiv API)",
+        (REST_PAPER,),
+        lambda svc, a: svc.bibtex([a["paper"]]),
+        form="bibtex",
+        caching="latest",
+    ),
+    Route(
+        "read",
+        "/{paper:path}.md",
+        "paper_markdown",
+        "The whole paper as Markdown",
+        (REST_PAPER, REST_MAX_TOKENS),
+        _read_rest,
+        form="markdown",
+        body=lambda result: result.markdown,
+    ),
+)
+"""The REST routes of the operations; api/pages.py's HTML pages come after them."""

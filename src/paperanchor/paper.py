@@ -1,0 +1,191 @@
+"""One parsed paper and everything derived from it, built lazily and kept with it: the anchor
+index, each section's rendered chunks and token counts, the quotable passages, where each
+reference is cited and the inferred TL;DR and contributions.
+
+A `Paper` is what every operation (operations.py, service.py) answers from; it holds no I/O
+and imports no web library.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from paperanchor import infer, quotes
+from paperanchor.anchors import AnchorIndex
+from paperanchor.render.markdown import (
+    block_chunks,
+    document_chunks,
+    footnote_chunks,
+    join,
+    node_chunks,
+    notes_in,
+    section_chunks,
+    tokens_of,
+)
+from paperanchor.search import Unit, units
+from paperanchor.tree import Document, Node, Paragraph, Section, Text
+
+
+class LoadedLike(Protocol):
+    """What a loader hands over: the tree and where it came from."""
+
+    @property
+    def document(self) -> Document: ...
+    @property
+    def paper(self) -> str: ...
+    @property
+    def idv(self) -> str: ...
+    @property
+    def version(self) -> int | None: ...
+    @property
+    def version_confirmed(self) -> bool: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def source_url(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class LocalPaper:
+    """A paper read from a file by the command line."""
+
+    document: Document
+    paper: str
+    idv: str
+    version: int | None = None
+    version_confirmed: bool = False
+    source: str = "local"
+    source_url: str = ""
+
+
+_SERIALS = itertools.count(1)
+
+
+@dataclass
+class Paper:
+    """A loaded paper with its anchor index and the renderings computed so far.
+
+    Each section is rendered once, into chunks its parent's and the whole paper's chunk lists
+    share (the same strings), so an outline's token counts of every section and of the paper
+    cost one rendering, and holding them costs about one copy of the paper's Markdown. Only
+    what is read is joined into one string and kept (`_markdown`).
+    """
+
+    meta: LoadedLike
+    document: Document
+    index: AnchorIndex
+    _markdown: dict[str, str] = field(default_factory=dict)
+    _sections: dict[int, tuple[list[str], list[str]]] = field(default_factory=dict)
+    """id(section) -> its chunks and the footnote ids they reference, in order."""
+    _tokens: dict[str, int] = field(default_factory=dict)
+    _units: list[Unit] | None = None
+    _quotable: list[tuple[Unit, str]] | None = None
+    _cited_in: dict[str, list[str]] | None = None
+    _inferred: tuple[str | None, list[str] | None] | None = None
+    serial: int = field(default_factory=lambda: next(_SERIALS), compare=False)
+    """this view's number in the process, never reused: what memories of its renderings (the
+    section pages, api/pages.py) are keyed by, so that a paper opened again is a new key"""
+
+    @classmethod
+    def open(cls, loaded: LoadedLike) -> Paper:
+        """A paper's view: the loaded tree and its anchor index (rendered lazily)."""
+        document: Document = loaded.document
+        return cls(loaded, document, AnchorIndex.build(document, loaded.idv))
+
+    def markdown(self, node_id: str | None = None) -> str:
+        """The Markdown of a node (None: the whole paper), joined once and kept."""
+        key = node_id or ""
+        cached = self._markdown.get(key)
+        if cached is None:
+            cached = join(self.chunks(node_id))
+            self._markdown[key] = cached
+        return cached
+
+    def chunks(self, node_id: str | None) -> list[str]:
+        """The Markdown chunks of a node (None: the whole paper), footnotes at the end."""
+        if node_id is None:
+            return document_chunks(self.document, self._node_chunks)
+        return self._node_chunks(self.index.nodes[node_id].node)
+
+    def _node_chunks(self, node: Node) -> list[str]:
+        if not isinstance(node, Section):
+            return node_chunks(node, self.document)
+        chunks, notes = self._section(node)
+        return chunks + footnote_chunks(notes, self.document.footnotes)
+
+    def _section(self, section: Section) -> tuple[list[str], list[str]]:
+        kept = self._sections.get(id(section))
+        if kept is None:
+            notes: dict[str, None] = {}
+
+            def inner(block: Node) -> list[str]:
+                if isinstance(block, Section):
+                    chunks, inner_notes = self._section(block)
+                    notes.update(dict.fromkeys(inner_notes))
+                    return chunks
+                notes.update(dict.fromkeys(notes_in([block])))
+                return block_chunks(block)
+
+            kept = (section_chunks(section, inner), list(notes))
+            self._sections[id(section)] = kept
+        return kept
+
+    def rendered(self, anchor: str | None) -> bool:
+        """Whether `anchor` names, without fuzzy matching, a node whose Markdown is ready."""
+        if anchor is None:
+            return "" in self._markdown
+        node_id = self.index.quick(anchor)
+        return node_id is not None and node_id in self._markdown
+
+    def tokens(self, node_id: str | None = None) -> int:
+        """SPEC §3's tokens of a node's Markdown (None: the whole paper), without keeping it."""
+        key = node_id or ""
+        count = self._tokens.get(key)
+        if count is None:
+            kept = self._markdown.get(key)
+            count = tokens_of(kept if kept is not None else join(self.chunks(node_id)))
+            self._tokens[key] = count
+        return count
+
+    def quotable(self) -> list[tuple[Unit, str]]:
+        """Every passage a quote may come from, with its text as quotes are compared."""
+        if self._quotable is None:
+            self._quotable = [(unit, quotes.comparable(unit.text)) for unit in self.units()]
+        return self._quotable
+
+    def units(self) -> list[Unit]:
+        """The paper's search units (paragraphs and the like), built once."""
+        if self._units is None:
+            self._units = units(self.document)
+        return self._units
+
+    def inferred(self) -> tuple[str | None, list[str] | None]:
+        """The inferred TL;DR and contributions, computed once."""
+        if self._inferred is None:
+            self._inferred = (infer.tldr(self.document), infer.contributions(self.document))
+        return self._inferred
+
+    def cited_in(self) -> dict[str, list[str]]:
+        """Bibliography id -> anchors of the paragraphs citing it, in document order."""
+        if self._cited_in is None:
+            found: dict[str, dict[str, None]] = {}
+            for located in self.index.nodes.values():
+                node = located.node
+                if isinstance(node, Text) and node.cites:
+                    holder = self._paragraph_of(node.id) or node.id
+                    for bib_id in node.cites:
+                        found.setdefault(bib_id, {})[holder] = None
+            self._cited_in = {k: list(v) for k, v in found.items()}
+        return self._cited_in
+
+    def _paragraph_of(self, node_id: str) -> str | None:
+        """The outermost paragraph whose id prefixes this text's id (LaTeXML nests ids)."""
+        parts = node_id.split(".")
+        for end in range(1, len(parts)):
+            candidate = ".".join(parts[:end])
+            located = self.index.nodes.get(candidate)
+            if located is not None and isinstance(located.node, Paragraph):
+                return candidate
+        return None

@@ -1,0 +1,173 @@
+"""The table of operations (operations.py): every door is generated from it, arguments are
+checked by it, and an operation added to it is a tool and a subcommand without another edit."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+from typing import Any
+
+import pytest
+
+from paperanchor import cli, operations, service
+from paperanchor.api.mcp import build_server
+from paperanchor.errors import BadRequest
+from paperanchor.papers import Papers
+from paperanchor.parse import parse_document
+from paperanchor.settings import Settings
+from tests.corpus_pages import fixture_path
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    """The command line in this process: its exit code, stdout and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(list(argv))
+        except SystemExit as exc:  # argparse's --help and usage errors
+            code = int(exc.code or 0)
+    return code, out.getvalue(), err.getvalue()
+
+
+def words(paper: service.Paper, arguments: operations.Arguments, _: operations.Context) -> Any:
+    """A new operation's pure function: the words of a node's Markdown."""
+    return {"idv": paper.meta.idv, "words": len(paper.markdown(arguments["anchor"]).split())}
+
+
+WORD_COUNT = operations.Operation(
+    "word_count",
+    "How many words a section has.",
+    (operations.PAPER, operations.anchor("S1, introduction", "a node, as for read")),
+    operations.over_paper(words),
+    lambda value: value,
+    on_paper=words,
+    command=operations.Command(
+        "words", "the words of a section", lambda value, _: (f"{value['words']} words\n", "")
+    ),
+)
+
+
+@pytest.fixture
+def with_word_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(operations, "OPERATIONS", (*operations.OPERATIONS, WORD_COUNT))
+
+
+def test_every_operation_lists_its_required_arguments_first() -> None:
+    for operation in operations.OPERATIONS:
+        required = [argument.required for argument in operation.arguments]
+        assert required == sorted(required, reverse=True), operation.name
+
+
+def test_the_command_line_offers_the_reading_operations_of_the_table() -> None:
+    code, out, _ = run_cli("--help")
+
+    assert code == 0
+    for operation in operations.commands():
+        assert operation.command_name in out
+    assert {op.name for op in operations.commands()} == {
+        op.name for op in operations.listed("reader")
+    }
+
+
+def test_an_operation_added_to_the_table_is_a_tool_with_its_schema(with_word_count) -> None:
+    server = build_server(service.PaperService(NoLoader(), "http://127.0.0.1"))
+
+    tools = {tool.name: tool for tool in asyncio.run(server.list_tools())}
+
+    assert "word_count" in tools
+    schema = tools["word_count"].input_schema
+    assert list(schema["properties"]) == ["paper", "anchor"]
+    assert schema["required"] == ["paper", "anchor"]
+    assert schema["properties"]["anchor"]["description"] == "S1, introduction"
+
+
+def test_an_operation_added_to_the_table_answers_as_a_tool(with_word_count, tmp_path) -> None:
+    settings = Settings(
+        _env_file=None, cache_dir=tmp_path, local_dir=fixture_path("short").parent, offline=True
+    )
+
+    async def main() -> Any:
+        async with Papers(settings, parse=parse_document, parser_version="test") as library:
+            server = build_server(service.PaperService(library, "http://127.0.0.1"))
+            return await server.call_tool("word_count", {"paper": "local/short", "anchor": "S1"})
+
+    result = asyncio.run(main())
+
+    assert not result.is_error
+    assert result.structured_content["idv"] == "local/short"
+    assert result.structured_content["words"] > 10
+
+
+def test_an_operation_added_to_the_table_is_a_subcommand(with_word_count) -> None:
+    code, out, err = run_cli("words", str(fixture_path("short")), "S1")
+
+    assert code == 0, err
+    count = int(out.split()[0])
+    code, as_json, _ = run_cli("words", str(fixture_path("short")), "S1", "--json")
+    assert json.loads(as_json) == {"idv": "local/short", "words": count}
+
+
+@pytest.mark.parametrize(
+    ("name", "given", "says"),
+    [
+        ("read", {"maxTokens": 5}, "maxTokens=5 is out of range: give 100–100000"),
+        ("read", {"maxTokens": "many"}, "maxTokens must be an integer, got many"),
+        ("search_paper", {"limit": 51}, "limit=51 is out of range: give 1–50"),
+        ("outline", {"wait": 61}, "wait=61 is out of range: give 0–60"),
+        ("outline", {"wait": "soon"}, "wait must be a number of seconds, got soon"),
+        ("cite", {}, "cite takes an anchor or a text to verify, one of the two"),
+        ("cite", {"anchor": "S1", "text": "a quote"}, "one of the two"),
+        ("bibtex", {}, "bibtex takes papers or referencesOf, one of the two"),
+    ],
+)
+def test_the_table_checks_each_argument_once_in_the_services_words(
+    name: str, given: dict[str, Any], says: str
+) -> None:
+    with pytest.raises(BadRequest) as raised:
+        operations.BY_NAME[name].check({"paper": "local/short", **given})
+    assert says in raised.value.detail
+
+
+def test_on_the_command_line_an_either_or_names_the_flags() -> None:
+    with pytest.raises(BadRequest) as raised:
+        operations.BY_NAME["cite"].check({"paper": "x", "anchor": None, "text": None}, "cli")
+    assert raised.value.detail == "cite takes an ANCHOR or --text QUOTE, one of the two"
+
+
+def test_arguments_in_range_pass_the_check_unchanged() -> None:
+    given = {"paper": "local/short", "anchor": "S1", "maxTokens": 100}
+    assert operations.BY_NAME["read"].check(given) == given
+
+
+class NoLoader:
+    async def load(self, ref: object) -> object:
+        raise AssertionError("no paper is loaded to list the tools")
+
+
+def test_the_words_of_the_new_operation_match_the_read_markdown() -> None:
+    code, out, _ = run_cli("read", str(fixture_path("short")), "S1")
+    assert code == 0
+    paper = cli._file_paper(fixture_path("short"))
+    context = operations.Context("", "cli")
+    assert words(paper, {"anchor": "S1"}, context)["words"] == len(out.split())
+
+
+# two answers only REST gives (SPEC §6): a paper's arXiv record and arXiv's taxonomy
+REST_ONLY = {"metadata", "categories"}
+
+
+def test_every_operation_of_the_table_has_a_rest_route_and_every_route_an_operation() -> None:
+    routed = {route.operation for route in operations.ROUTES}
+
+    assert {op.name for op in operations.OPERATIONS} <= routed
+    assert routed - set(operations.BY_NAME) == REST_ONLY
+
+
+def test_the_rest_router_serves_the_tables_routes_in_their_order() -> None:
+    from paperanchor.api import rest
+
+    paths = [getattr(route, "path", None) for route in rest.router.routes]
+    # the three routes of the server itself come first: /healthz, /metrics, /files/{path}
+    assert paths[3:] == [route.path for route in operations.ROUTES]
