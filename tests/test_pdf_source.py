@@ -521,7 +521,7 @@ def test_floods_of_lines_are_refused_fast_and_do_not_keep_a_paper_waiting(replay
     settings = replay.settings(tmp_path / "cache", local_dir=_local_dir(tmp_path, corpus, files))
 
     async def main() -> tuple[list[Any], float]:
-        async with Library(settings, parse=parse_document, parser_version=PARSER_VERSION) as lib:
+        async with Papers(settings, parse=parse_document, parser_version=PARSER_VERSION) as lib:
             floods = [lib.load(parse_ref(f"local/flood{i}")) for i in range(4)]
             started = asyncio.get_running_loop().time()
             results = await asyncio.gather(

@@ -61,8 +61,8 @@ from tenacity import (
 )
 from tenacity.wait import wait_base
 
-from paperanchor.coordination import MAX_PAUSE_S, Coordination, HostPaused, HostTurn
 from paperanchor.cookies import NoCookies
+from paperanchor.coordination import MAX_PAUSE_S, Coordination, HostPaused, HostTurn
 from paperanchor.errors import PaperAnchorError, TooLarge, Unavailable, UpstreamError
 from paperanchor.refs import shown
 from paperanchor.settings import Settings
