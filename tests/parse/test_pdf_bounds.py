@@ -103,9 +103,13 @@ def test_the_tree_of_a_dense_two_column_pdf_costs_time_in_proportion_to_its_line
         result, _ = read_pdf(samples.dense_columns_pdf(pages))
         assert not isinstance(result, Exception)
         lines = sum(len(page.lines) for page in result)
-        started = time.perf_counter()
-        document_from_pages(result)
-        seconds = time.perf_counter() - started
+        # the best of three on the CPU clock: the machine is shared, and a wall-clock run of
+        # the same tree measured 0.32 s and 1.35 s minutes apart on a loaded CI machine
+        seconds = float("inf")
+        for _ in range(3):
+            started = time.process_time()
+            document_from_pages(result)
+            seconds = min(seconds, time.process_time() - started)
         costs.append(seconds / lines)
         print(f"{pages} dense pages: {lines:,} lines, tree {seconds:.2f} s")
     # four times the lines, four times the time: a square would be sixteen (loose: the
