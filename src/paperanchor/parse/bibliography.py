@@ -168,7 +168,7 @@ def _authors(block: str) -> tuple[str, ...]:
             continue
         names.append(part)
         index += 1
-    return tuple(n for n in names if len(n) > 1 and not any(ch.isdigit() for ch in n))
+    return tuple(n for n in names if len(n) > 1 and not any(map(str.isdigit, n)))
 
 
 def _title(blocks: list[str]) -> str | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from lxml import etree
+
 HtmlElement = Any  # lxml's element type; kept loose because lxml ships no stable stubs
 
 TEX = "application/x-tex"
@@ -68,7 +70,8 @@ def math_tex(el: HtmlElement) -> str:
 
 
 def children(el: HtmlElement) -> list[HtmlElement]:
-    return [c for c in el if isinstance(c.tag, str)]
+    # the element children only (no comments, processing instructions or entities), picked in C
+    return list(el.iterchildren(etree.Element))
 
 
 # What arXiv's site and scripts add to a page, wherever it sits: headers and footers, the

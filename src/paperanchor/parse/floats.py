@@ -293,6 +293,8 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
 
 
 def _span(value: str | None) -> int:
+    if value is None:
+        return 1  # most cells span nothing
     try:
         return max(1, min(int(value or 1), 1000))
     except ValueError:

