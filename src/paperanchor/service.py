@@ -169,6 +169,8 @@ def check_wait(wait: object, default: float) -> float:
 def check_number(name: str, value: object, bounds: tuple[float, float], unit: str = "") -> float:
     """A number argument in its range (`unit` names what it counts in the error message)."""
     what = f"a number of {unit}" if unit else "a number"
+    if isinstance(value, bool):  # float(True) is 1.0: true is no number
+        raise BadRequest(f"{name} must be {what}, got {shown(str(value).lower())}")
     try:
         number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
