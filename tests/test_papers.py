@@ -12,7 +12,7 @@ import pytest
 
 from paperanchor.errors import NotFound, ParseError
 from paperanchor.flight import SingleFlight
-from paperanchor.papers import LoadedPaper, Papers, paper_codec
+from paperanchor.papers import HTML_PARSES, LoadedPaper, Papers, paper_codec
 from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.refs import PaperRef, parse_ref
 from paperanchor.settings import Settings
@@ -409,3 +409,31 @@ def test_a_url_reference_is_fetched_from_the_configured_base_only(replay, loopba
         source_url=f"{replay.arxiv_url}/2501.11120v1",
     )
     assert replay.paths() == ["/html/2501.11120v1"] and loopback_only == []
+
+
+def test_at_most_html_parses_pages_are_parsed_at_once(replay, tmp_path, corpus):
+    # issue 21 #5: HTML parses had no slots of their own (three 50 MB pages at once: 3.5 GB)
+    from tests.test_pdf_source import Gauge
+    from tests.test_sources import _local_dir
+
+    names = ["2401.16380v1", "2402.08939v1", "2403.16952v1", "1808.08002", "2309.15402"]
+    corpus_names = [n if "v" in n else f"{n}.ar5iv" for n in names]
+    files = {
+        f"p{i}.html": f"{n}{'' if 'ar5iv' in n else '.arxiv'}.html"
+        for i, n in enumerate(corpus_names)
+    }
+    settings = replay.settings(tmp_path / "cache", local_dir=_local_dir(tmp_path, corpus, files))
+    gauge = Gauge(parse_document)
+
+    async def five() -> list[LoadedPaper]:
+        library = Papers(settings, parse=gauge.parse, parser_version=PARSER_VERSION)
+        async with library:
+            return await asyncio.gather(
+                *(library.load(parse_ref(f"local/p{i}")) for i in range(len(names)))
+            )
+
+    papers = asyncio.run(five())
+
+    assert HTML_PARSES == 2
+    assert gauge.started == 5 and gauge.most == HTML_PARSES
+    assert all(paper.document.sections for paper in papers)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -436,9 +437,11 @@ def test_an_unknown_local_document_names_both_files_it_looked_for(replay, tmp_pa
 
 
 class Gauge:
-    """The real PDF parse, counting how many run at once (in the worker threads)."""
+    """A real parse (the PDF one unless told), counting how many run at once (in the worker
+    threads)."""
 
-    def __init__(self) -> None:
+    def __init__(self, inner: Callable[[bytes, str], Any] = parse_pdf) -> None:
+        self.inner = inner
         self._lock = threading.Lock()
         self.running = 0
         self.most = 0
@@ -450,7 +453,7 @@ class Gauge:
             self.started += 1
             self.most = max(self.most, self.running)
         try:
-            return parse_pdf(data, base_url)
+            return self.inner(data, base_url)
         finally:
             with self._lock:
                 self.running -= 1

@@ -9,8 +9,11 @@ and imports no web library.
 from __future__ import annotations
 
 import itertools
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from paperanchor import infer, quotes
 from paperanchor.anchors import AnchorIndex
@@ -61,6 +64,11 @@ class LocalPaper:
 
 
 _SERIALS = itertools.count(1)
+T = TypeVar("T")
+# Answers of a held paper kept for the next same request (an outline, recent searches): on a
+# page at the parse bounds an outline costs seconds and a search about one (issue 21 #5); a
+# search answer is at most 50 snippets of ~300 characters.
+RECENT_ANSWERS = 64
 
 
 @dataclass
@@ -84,6 +92,9 @@ class Paper:
     _quotable: list[tuple[Unit, str]] | None = None
     _cited_in: dict[str, list[str]] | None = None
     _inferred: tuple[str | None, list[str] | None] | None = None
+    _lowered: list[str] | None = None
+    _recent: OrderedDict[str, Any] = field(default_factory=OrderedDict)
+    _recent_lock: threading.Lock = field(default_factory=threading.Lock, compare=False)
     serial: int = field(default_factory=lambda: next(_SERIALS), compare=False)
     """this view's number in the process, never reused: what memories of its renderings (the
     section pages, api/pages.py) are keyed by, so that a paper opened again is a new key"""
@@ -160,6 +171,30 @@ class Paper:
         if self._units is None:
             self._units = units(self.document)
         return self._units
+
+    def lowered(self) -> list[str]:
+        """The search units' texts lower-cased, in their order: what a search scans, built once."""
+        if self._lowered is None:
+            self._lowered = [unit.text.lower() for unit in self.units()]
+        return self._lowered
+
+    def recent(self, key: str, answer: Callable[[], T]) -> T:
+        """`answer()`, kept under `key` among this view's RECENT_ANSWERS most recent answers.
+
+        Operations run in worker threads: two first asks of the same key may both compute it
+        (the same answer); the lock keeps the table whole, not the computation single.
+        """
+        with self._recent_lock:
+            if key in self._recent:
+                self._recent.move_to_end(key)
+                kept: T = self._recent[key]
+                return kept
+        value = answer()
+        with self._recent_lock:
+            self._recent[key] = value
+            while len(self._recent) > RECENT_ANSWERS:
+                self._recent.popitem(last=False)
+        return value
 
     def inferred(self) -> tuple[str | None, list[str] | None]:
         """The inferred TL;DR and contributions, computed once."""

@@ -75,6 +75,12 @@ MALLOC_ARENAS = 2
 # 2; and arXiv's PDFs arrive one per PAPERANCHOR_MIN_GAP_S (3 s) while a parse takes 0.3-6 s.
 # The bound is the library's, and a process has one library (app.py, cli.py, api/mcp.py).
 PDF_PARSES = 2
+# HTML pages parsed at once in a process. A parse runs in one of the six worker threads and
+# holds the GIL for most of its time (the tree is built in Python): a page near the parse
+# bounds (parse/__init__.py, 1 M tags) takes about 25 s and 1.5 GB, and three 50 MB pages at once
+# took 57-109 s and 3.5 GB (issue 21 #5). Two at a time keep four threads and the memory of
+# two parses for everything else; a third waits for a slot instead of slowing both.
+HTML_PARSES = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +146,7 @@ class Papers:
         self._parse = parse
         self._parse_pdf = parse_pdf
         self._pdf_slots = asyncio.Semaphore(PDF_PARSES)
+        self._html_slots = asyncio.Semaphore(HTML_PARSES)
         # What the library opens it closes; a store or sources passed in stay the caller's.
         self._owns_store = store is None
         self._owns_sources = sources is None
@@ -329,13 +336,16 @@ class Papers:
         return failed
 
     async def _parse_page(self, page: FetchedPage, base_url: str) -> Document:
-        """A page's tree, in a worker thread; a PDF's under the process's bound on PDF parses.
+        """A page's tree, in a worker thread, under the process's bound on parses of its kind.
 
         A PDF the reader cannot read is an error naming the paper and where the PDF came from;
         one without a text layer is `_NoText`, so that the next source is asked.
         """
         if page.kind != "pdf":
-            return await asyncio.to_thread(self._parse, page.html, base_url)
+            try:
+                return await _bounded(self._html_slots, self._parse, page.html, base_url)
+            except TooLarge as exc:  # the parser's bounds do not know the paper's name
+                raise TooLarge(f"{page.ref.paper}: {exc.detail}") from None
         what = (
             f"the local file {page.source_url}"
             if page.source == "local"

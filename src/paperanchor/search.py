@@ -69,11 +69,15 @@ def terms_of(query: str) -> list[str]:
     return terms
 
 
-def search(found: list[Unit], query: str, limit: int) -> list[Hit]:
+def search(
+    found: list[Unit], query: str, limit: int, lowered_texts: list[str] | None = None
+) -> list[Hit]:
+    """The units with the most of the query's terms, best first; `lowered_texts` are the
+    units' texts lower-cased (Paper.lowered keeps them, so a search pays no `lower()`)."""
     terms = terms_of(query)
+    texts = lowered_texts if lowered_texts is not None else [u.text.lower() for u in found]
     scored: list[tuple[int, int, int, Unit, tuple[int, int]]] = []
-    for position, unit in enumerate(found):
-        lowered = unit.text.lower()
+    for position, (unit, lowered) in enumerate(zip(found, texts, strict=True)):
         distinct = 0
         total = 0
         first = (len(lowered), 0)

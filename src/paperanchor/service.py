@@ -169,6 +169,8 @@ def check_wait(wait: object, default: float) -> float:
 def check_number(name: str, value: object, bounds: tuple[float, float], unit: str = "") -> float:
     """A number argument in its range (`unit` names what it counts in the error message)."""
     what = f"a number of {unit}" if unit else "a number"
+    if isinstance(value, bool):  # float(True) is 1.0: true is no number
+        raise BadRequest(f"{name} must be {what}, got {shown(str(value).lower())}")
     try:
         number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -234,7 +236,14 @@ def counts(document: Document) -> shapes.Counts:
 
 
 def outline(paper: Paper) -> shapes.Outline:
-    """The outline of SPEC §4 without its arXiv metadata (PaperService.outline adds it)."""
+    """The outline of SPEC §4 without its arXiv metadata (PaperService.outline adds it),
+    computed once per held paper: a copy of its top level, so that adding metadata is the
+    caller's (a page at the parse bounds costs seconds an outline)."""
+    kept = paper.recent("outline", lambda: _outline(paper))
+    return cast(shapes.Outline, dict(kept))
+
+
+def _outline(paper: Paper) -> shapes.Outline:
     meta = paper.meta
     document = paper.document
     tldr, contributions = paper.inferred()
@@ -426,8 +435,13 @@ def search_paper(paper: Paper, query: str, limit: object = None) -> list[shapes.
     count = _int_arg("limit", limit, DEFAULT_LIMIT, LIMIT_RANGE)
     if not isinstance(query, str):
         raise BadRequest("query must be a string")
-    hits = search(paper.units(), query, count)
-    return [{"anchor": h.anchor, "sectionId": h.section_id, "snippet": h.snippet} for h in hits]
+
+    def answer() -> list[shapes.SearchHit]:
+        hits = search(paper.units(), query, count, paper.lowered())
+        return [{"anchor": h.anchor, "sectionId": h.section_id, "snippet": h.snippet} for h in hits]
+
+    # a copy: the answer kept is the paper's, the list returned the caller's
+    return list(paper.recent(f"search {count} {query}", answer))
 
 
 def _arxiv_ref(paper: str) -> PaperRef:

@@ -186,6 +186,9 @@ FAILURES = [
     ("read", {**S1, "maxTokens": 5}, f"{SECTION}?maxTokens=5"),
     ("read", {**S1, "maxTokens": "many"}, f"{SECTION}?maxTokens=many"),
     ("read", FULL, "bad-request: anchor is required"),
+    # pydantic's lax mode would read true as 1 (issue 21 #10)
+    ("read", {**S1, "maxTokens": True}, "bad-request: maxTokens must be an integer, got true"),
+    ("outline", {**FULL, "wait": False}, "bad-request: wait must be a number, got false"),
     ("cite", {"paper": "local/nothing", "anchor": "S1"}, "/local/nothing/cite/S1.json"),
     ("cite", {**S1, "paper": 1706.03762}, "bad-request: paper must be a string, got 1706.03762"),
     (
@@ -213,6 +216,52 @@ def test_a_failed_call_is_an_error_result_with_code_and_detail(
     assert result.is_error is True
     assert text_of(result) == expected
     assert result.structured_content is None
+
+
+def mcp_call(http: httpx.Client, params: dict[str, Any]) -> dict[str, Any]:
+    """A raw `tools/call` POST: what the official client cannot send."""
+    response = http.post(
+        "/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params},
+        headers={"Accept": "application/json, text/event-stream"},
+    )
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"name": 5, "arguments": FULL}, "bad-request: the tool name must be a string, got 5"),
+        ({"arguments": FULL}, "bad-request: the tool name must be a string, got nothing"),
+        (
+            {"name": "outline", "arguments": ["local/full"]},
+            'bad-request: outline takes its arguments as an object, got ["local/full"]',
+        ),
+        (
+            {"name": "outline", "arguments": "local/full"},
+            'bad-request: outline takes its arguments as an object, got "local/full"',
+        ),
+    ],
+)
+def test_a_wrongly_typed_name_or_arguments_is_a_tool_error_not_a_protocol_error(
+    http, params, expected
+):
+    body = mcp_call(http, params)
+
+    assert "error" not in body, body
+    assert body["result"]["isError"] is True
+    code, detail = expected.split(": ", 1)  # the detail is Markdown, as every error's is
+    text = f"{code}: {markdown_line(detail)}"
+    assert body["result"]["content"] == [{"type": "text", "text": text}]
+
+
+def test_a_well_typed_raw_call_still_reaches_the_tool(http, replay):
+    body = mcp_call(http, {"name": "outline", "arguments": FULL})
+
+    assert body["result"].get("isError") is not True, body
+    assert body["result"]["structuredContent"]["paper"] == "local/full"
 
 
 def test_the_spec_example_of_a_failure(server, replay):

@@ -179,6 +179,29 @@ def crowded_head(count: int = 100_000) -> bytes:
     return _page(_section("S1", "1", "Head", "<p class='ltx_p'>Body.</p>"), head=head)
 
 
+def paragraphs(count: int, words: str = "word{i} of some text here") -> bytes:
+    """One section of `count` short paragraphs: two tags and ~60 bytes each (issue 21 #5)."""
+    body = "".join(
+        f"<div class='ltx_para' id='S1.p{i}'><p class='ltx_p'>{words.format(i=i % 97)}</p></div>"
+        for i in range(count)
+    )
+    return _page(_section("S1", "1", "Many", body))
+
+
+def text_flood(characters: int = 21_000_000) -> bytes:
+    """Past the parse's text bound in a handful of elements: 1 MB paragraphs of letters."""
+    chunk = "lorem ipsum " * 83_334
+    body = "".join(f"<p class='ltx_p'>{chunk}</p>" for _ in range(characters // len(chunk) + 1))
+    return _page(_section("S1", "1", "Flood", body))
+
+
+# Pages past the parse's bounds (parse/__init__.py): refused as too-large, not parsed.
+TOO_LARGE: dict[str, Callable[[], bytes]] = {
+    "paragraph-flood": lambda: paragraphs(510_000),  # 1,020,000 tags, 43 MB
+    "text-flood": text_flood,
+}
+
+
 def _section(section_id: str, number: str, title: str, body: str) -> str:
     return (
         f"<section class='ltx_section' id='{section_id}'><h2 class='ltx_title ltx_title_section'>"

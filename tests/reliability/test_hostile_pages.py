@@ -20,7 +20,7 @@ import pytest
 
 from tests.api.live import ServeProcess
 from tests.conftest import ROOT
-from tests.reliability.hostile_pages import PAGES
+from tests.reliability.hostile_pages import PAGES, TOO_LARGE, paragraphs
 
 # Loose bounds; the figures are far below them (docs/reliability.md has the last run's).
 ANSWER_S = 20.0
@@ -136,3 +136,97 @@ def test_a_server_answers_every_hostile_page_and_healthz_keeps_answering(tmp_pat
     print(json.dumps(figures))
     assert healthz.failures == 0 and healthz.worst < HEALTHZ_WORST_S, figures
     assert peak_mb < SERVER_PEAK_MB, figures
+
+
+# Under the parse's bounds but costly: 60,000 paragraphs (5 MB) take seconds to parse and to
+# outline, and a search scans every paragraph; held, the same asks are answered from memory.
+HELD_PARAGRAPHS = 60_000
+HELD_ANSWER_S = 0.5
+REFUSED_S = 5.0
+
+
+def _server(papers: Path, tmp_path: Path) -> ServeProcess:
+    env = {
+        **os.environ,
+        "PAPERANCHOR_LOCAL_DIR": str(papers),
+        "PAPERANCHOR_OFFLINE": "1",
+        "PAPERANCHOR_CACHE_DIR": str(tmp_path / "cache"),
+        "PAPERANCHOR_RATE_LIMIT": "0",
+    }
+    return ServeProcess(env, cwd=ROOT)
+
+
+def test_pages_past_the_parse_bounds_are_too_large_naming_the_paper_and_the_bound(
+    tmp_path: Path,
+) -> None:
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    for name, make in TOO_LARGE.items():
+        (papers / f"{name}.html").write_bytes(make())
+    server = _server(papers, tmp_path)
+    try:
+        server.wait_ready()
+        healthz = _Healthz(server.url)
+        healthz.start()
+        answers: dict[str, tuple[httpx.Response, float]] = {}
+
+        def ask(name: str) -> None:
+            with httpx.Client(base_url=server.url, timeout=120, trust_env=False) as client:
+                started = time.perf_counter()
+                response = client.get(f"/local/{name}/outline.json")
+                answers[name] = (response, time.perf_counter() - started)
+
+        # all at once, twice over: none is parsed, so none waits for another
+        askers = [threading.Thread(target=ask, args=(name,)) for name in TOO_LARGE for _ in (1, 2)]
+        for asker in askers:
+            asker.start()
+        for asker in askers:
+            asker.join(120)
+        healthz.stop.set()
+        healthz.join(10)
+        peak_mb = _peak_mb(server.process.pid)
+    finally:
+        server.stop()
+    bounds = {"paragraph-flood": "at most 1,000,000 are", "text-flood": "at most 20,000,000 are"}
+    for name, (response, elapsed) in answers.items():
+        detail = response.json()["error"]["detail"]
+        assert response.status_code == 413 and response.json()["error"]["code"] == "too-large"
+        assert detail.startswith(f"local/{name}: the page has ") and bounds[name] in detail, detail
+        assert elapsed < REFUSED_S, (name, elapsed)
+    print(json.dumps({"peak_mb": round(peak_mb, 1), "healthz_worst_s": round(healthz.worst, 3)}))
+    assert healthz.failures == 0 and healthz.worst < HEALTHZ_WORST_S
+    assert peak_mb < SERVER_PEAK_MB
+
+
+def test_a_held_papers_outline_and_searches_are_not_computed_again(tmp_path: Path) -> None:
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    (papers / "many.html").write_bytes(paragraphs(HELD_PARAGRAPHS))
+    server = _server(papers, tmp_path)
+    try:
+        server.wait_ready()
+        with httpx.Client(base_url=server.url, timeout=120, trust_env=False) as client:
+
+            def timed(path: str) -> tuple[httpx.Response, float]:
+                started = time.perf_counter()
+                response = client.get(path)
+                assert response.status_code == 200, response.text
+                return response, time.perf_counter() - started
+
+            first, first_s = timed("/local/many/outline.json")
+            again, again_s = timed("/local/many/outline.json")
+            search, search_s = timed("/local/many/search.json?q=word5+text")
+            repeat, repeat_s = timed("/local/many/search.json?q=word5+text")
+            other, other_s = timed("/local/many/search.json?q=word7")
+    finally:
+        server.stop()
+    figures = {
+        "outline_s": [round(first_s, 3), round(again_s, 3)],
+        "search_s": [round(search_s, 3), round(repeat_s, 3), round(other_s, 3)],
+    }
+    print(json.dumps(figures))
+    assert again.json() == first.json() and repeat.json() == search.json()
+    assert search.json() and other.json()  # both find paragraphs
+    assert again_s < HELD_ANSWER_S and repeat_s < HELD_ANSWER_S, figures
+    # a new query scans the lower-cased index, not the paper's text lowered again
+    assert other_s < HELD_ANSWER_S, figures

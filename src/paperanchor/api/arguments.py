@@ -39,7 +39,7 @@ def invalid_arguments(errors: Iterable[Mapping[str, Any]]) -> BadRequest:
             problem = f"{name} is required"
         else:
             expected = _EXPECTED.get(kind.split("_", 1)[0])
-            got = _shown_value(error.get("input"))
+            got = shown_value(error.get("input"))
             problem = (
                 f"{name} must be {expected}, got {got}"
                 if expected
@@ -49,7 +49,8 @@ def invalid_arguments(errors: Iterable[Mapping[str, Any]]) -> BadRequest:
     return BadRequest("; ".join(problems.values()) or "invalid arguments")
 
 
-def _shown_value(value: Any) -> str:
+def shown_value(value: Any) -> str:
+    """A request's value as JSON, shortened and escaped for an error message."""
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):

@@ -24,20 +24,22 @@ from __future__ import annotations
 import inspect
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib.metadata import version
 from typing import Annotated, Any, NamedTuple
 
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from mcp_types import Tool as WireTool
 from pydantic import BeforeValidator, Field, ValidationError
+from pydantic_core import PydanticCustomError
 
 from paperanchor import __version__, operations
 from paperanchor.api import models
-from paperanchor.api.arguments import invalid_arguments
+from paperanchor.api.arguments import invalid_arguments, shown_value
 from paperanchor.errors import BadRequest, PaperAnchorError, internal
 from paperanchor.operations import ToolSet
 from paperanchor.refs import shown
@@ -68,7 +70,27 @@ def _text_or_blank(value: Any) -> Any:
 # reference id "[12]" would arrive as a list.
 OptionalText = Annotated[str, BeforeValidator(_text_or_blank)]
 
-Kinds = {"text": str, "integer": int, "number": float, "texts": list[str]}
+
+def _not_boolean(expected: str) -> BeforeValidator:
+    """Refuse true/false where a number is wanted: pydantic's lax mode reads `true` as 1."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, bool):
+            # the error type names what is expected, as api/arguments.py words it
+            raise PydanticCustomError(
+                f"{expected}_type", "Input should be a valid {kind}", {"kind": expected}
+            )
+        return value
+
+    return BeforeValidator(check)
+
+
+Kinds: dict[str, Any] = {
+    "text": str,
+    "integer": Annotated[int, _not_boolean("int")],
+    "number": Annotated[float, _not_boolean("float")],
+    "texts": list[str],
+}
 
 
 def build_server(service: PaperService, *, tools: ToolSet = "reader") -> ToolServer:
@@ -82,7 +104,25 @@ def build_server(service: PaperService, *, tools: ToolSet = "reader") -> ToolSer
         instructions=INSTRUCTIONS,
         tools=listed,
         log_level="WARNING",
+        middleware=[_call_shape],
     )
+
+
+async def _call_shape(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """A `tools/call` whose `name` is not text or whose `arguments` is not an object, as a
+    tool error the agent can correct: the SDK would answer JSON-RPC -32602 when it validates
+    the request's params, which happens inside `call_next` (middleware runs before it)."""
+    params = ctx.params
+    if ctx.method != "tools/call" or not isinstance(params, Mapping):
+        return await call_next(ctx)
+    name, arguments = params.get("name"), params.get("arguments")
+    if not isinstance(name, str):
+        got = "nothing" if name is None else shown_value(name)
+        return error_result(BadRequest(f"the tool name must be a string, got {got}"))
+    if arguments is not None and not isinstance(arguments, Mapping):
+        got = shown_value(arguments)
+        return error_result(BadRequest(f"{name} takes its arguments as an object, got {got}"))
+    return await call_next(ctx)
 
 
 def _parameter(argument: operations.Argument) -> inspect.Parameter:

@@ -8,7 +8,7 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
-from paperanchor.errors import ParseError
+from paperanchor.errors import ParseError, TooLarge
 from paperanchor.parse.bibliography import entry_numbers
 from paperanchor.parse.blocks import blocks_of
 from paperanchor.parse.context import ParseContext
@@ -43,6 +43,15 @@ _FRONT = frozenset(
         "ltx_pagination",
     }
 )
+# Bounds on what a page may become: the tree, its renderings and its search units grow with
+# the page's elements and text (a 50 MB page of 700k paragraphs, 1.4 M tags: 21 s to parse,
+# 1.5 GB). The largest of the 54 corpus pages has 44,761 opening tags (1311.0066, 13,500 a MB)
+# and 1.0 M characters of text (1808.08002, 0.4 a byte); the bounds are 22 and 20 times those,
+# what a page of the largest size read (PAPERANCHOR_MAX_HTML_BYTES, 50 MB) holds at the
+# densest corpus page's rate. Tags are counted in the bytes, before libxml2 builds anything;
+# the text once libxml2 has, before the paper's tree is built.
+MAX_TAGS = 1_000_000
+MAX_TEXT_CHARS = 20_000_000
 _XML_DECL = re.compile(rb"^\s*<\?xml[^>]*\?>")
 __all__ = ["PARSER_VERSION", "parse_document"]
 
@@ -92,7 +101,16 @@ def _root(html: bytes) -> HtmlElement:
 def parse_document(html: bytes | str, base_url: str = "") -> Document:
     """Parse one LaTeXML page; raise `ParseError` when it is not one."""
     raw = html.encode("utf-8") if isinstance(html, str) else html
+    # every element opens with "<" (text has &lt;): an upper bound, paid in one C scan
+    tags = raw.count(b"<") - raw.count(b"</")
+    if tags > MAX_TAGS:
+        raise TooLarge(f"the page has {tags:,} tags: at most {MAX_TAGS:,} are read")
     root = _root(raw)
+    text = sum(map(len, root.itertext()))
+    if text > MAX_TEXT_CHARS:
+        raise TooLarge(
+            f"the page has {text:,} characters of text: at most {MAX_TEXT_CHARS:,} are read"
+        )
     page = scan(root, raw)
     document = page.document
     if document is None:
