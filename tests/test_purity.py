@@ -70,3 +70,22 @@ def test_the_blocker_itself_catches_an_impure_import() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
     )
     assert result.returncode != 0 and "blocked" in result.stderr
+
+
+@pytest.mark.parametrize("module", ["paperanchor.upstream", "paperanchor.coordination"])
+def test_http_pacing_imports_no_cache_backend(module: str) -> None:
+    # The host turns and pauses know Redis through outage.RedisLink, never through the store.
+    script = textwrap.dedent(f"""
+        import importlib.abc, sys
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name == "paperanchor.store" or name.split(".")[0] == "diskcache":
+                    raise ImportError("blocked: " + name)
+                return None
+        sys.meta_path.insert(0, Block())
+        import {module}
+    """)
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr

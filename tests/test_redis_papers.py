@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 import redis
 
+from paperanchor import outage as outage_module
 from paperanchor import papers as papers_module
-from paperanchor import store as store_module
 from paperanchor.errors import NotFound, Unavailable
 from paperanchor.papers import LoadedPaper, Papers
 from paperanchor.parse import PARSER_VERSION, parse_document
@@ -257,13 +257,13 @@ def test_redis_going_away_after_a_waiter_takes_over_the_lock_is_no_error(
 ):
     # Another process held the lock and left nothing; Redis goes away just as this one, having
     # taken the lock over, looks for that process's result: it fetches on its own.
-    from paperanchor.coordination import Coordination
+    from paperanchor.coordination import RedisCoordination
     from paperanchor.store import RedisStore
 
     lock = "paperanchor:lock:fetch:2501.11120v1"
     assert own_redis.command("SET", lock, "other-process", "PX", "300") == "+OK"
     store = RedisStore(own_redis.url)
-    shared = Coordination(store, own_redis.url, lease_s=1)
+    shared = RedisCoordination(store.link, lease_s=1)
 
     async def no_result() -> str | None:
         await asyncio.to_thread(own_redis.stop)
@@ -397,7 +397,7 @@ def test_an_unconfirmed_paper_stays_in_memory_for_a_while(replay, own_redis, tmp
 
 
 def test_restarting_redis_mid_run_gives_only_answers(replay, own_redis, tmp_path, monkeypatch):
-    monkeypatch.setattr(store_module, "REDIS_RETRY_S", 0.05)  # notice Redis is back sooner
+    monkeypatch.setattr(outage_module, "REDIS_RETRY_S", 0.05)  # notice Redis is back sooner
     # New papers in every round, so that each round needs Redis: locks, turns, cache writes.
     idvs = [f"2605.{number:05d}v1" for number in range(1, 15)]
     for idv, name in zip(idvs, itertools.cycle(PAGES.values()), strict=False):

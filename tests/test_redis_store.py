@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from paperanchor import store as store_module
+from paperanchor import outage as outage_module
 from paperanchor.errors import PaperAnchorError
 from paperanchor.papers import LoadedPaper, paper_codec
 from paperanchor.settings import Settings
@@ -19,7 +19,7 @@ from tests.conftest import free_port
 @pytest.fixture
 def fast_retry(monkeypatch):
     # Ask an absent Redis again after 50 ms rather than 1 s, so that a test sees it come back soon.
-    monkeypatch.setattr(store_module, "REDIS_RETRY_S", 0.05)
+    monkeypatch.setattr(outage_module, "REDIS_RETRY_S", 0.05)
 
 
 def test_a_redis_store_keeps_bytes_under_its_prefix_with_lifetimes(shared_redis):

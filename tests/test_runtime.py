@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from paperanchor.coordination import LocalCoordination
 from paperanchor.runtime import Runtime
 from paperanchor.settings import Settings
 from tests.corpus_pages import fixture_path
@@ -22,12 +23,15 @@ def test_papers_and_discovery_share_the_runtimes_one_store_and_upstream_client(t
     try:
         assert runtime.papers.store is runtime.store
         assert runtime.papers.sources is runtime.sources
-        assert runtime.sources.polite is runtime.upstream
-        assert runtime.discovery.polite is runtime.upstream
+        assert runtime.sources.upstream is runtime.upstream
+        assert runtime.discovery.upstream is runtime.upstream
         assert runtime.discovery.store is runtime.store
         assert runtime.service.loader is runtime.papers
         assert runtime.service.discovery is runtime.discovery
-        assert runtime.coordination is None  # a disk store is one machine's: nothing to coordinate
+        # a disk store is one machine's: the coordination is the process's own
+        assert isinstance(runtime.coordination, LocalCoordination) and runtime.link is None
+        assert runtime.upstream.coordination is runtime.coordination
+        assert runtime.papers.coordination is runtime.coordination
     finally:
         asyncio.run(runtime.aclose())
 

@@ -79,7 +79,7 @@ def create_app(
     )
 
     rate = Rate.parse(settings.rate_limit)
-    limit = ClientLimit(rate, settings.cache_url) if rate is not None else None
+    limit = ClientLimit(rate, runtime.link) if rate is not None else None
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -108,7 +108,7 @@ def create_app(
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     app.state.settings = settings
     app.state.runtime = runtime
-    app.state.library = runtime.papers
+    app.state.papers = runtime.papers
     app.state.service = service
     app.state.discovery = runtime.discovery
     app.state.tools = tools

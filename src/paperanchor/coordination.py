@@ -1,4 +1,16 @@
-"""What processes sharing one Redis coordinate through (SPEC §2, `PAPERANCHOR_CACHE_URL`).
+"""What the processes serving papers coordinate: a host's turn, a host's pause, a paper's fetch.
+
+    coordination = open_coordination(link, lease_s=settings.lock_lease_s)  # runtime.py
+    async with coordination.host_turn(host, gap) as turn: ...  # turn.gap: what the end costs
+    await coordination.defer_host(host, seconds)             # a Retry-After, for everyone
+    await coordination.pause_host(host, seconds)             # a long one: fail fast meanwhile
+    await coordination.once(name, work, result)              # one process does `work`
+
+`Coordination` is the protocol; upstream.py and papers.py take one and never ask which.
+`LocalCoordination` is a process alone (a disk cache or no cache): the upstream client's own
+gate and the papers' single flight already are the whole coordination, so its turns are given
+at once, its pauses are the gate's and its `once` is `work()`. `RedisCoordination` is every
+process sharing one Redis (SPEC §2, `PAPERANCHOR_CACHE_URL`):
 
 - **A host's turn**: one request at a time to an upstream host across every process, each
   starting no sooner than the host's next-allowed time, which the request's end sets to
@@ -13,14 +25,14 @@
 Locks are leases that their holder renews every third of `PAPERANCHOR_LOCK_LEASE_S`, so a
 holder that dies frees them that long after, and a slow holder keeps them. The commands go
 through `redis.asyncio`, on the event loop. While Redis is unreachable (connection refused,
-reset, timed out, loading) every operation degrades to local behaviour: the store logs one
-warning per outage, and the caller goes on as if it were alone (its local gate and single
-flight still apply). A Redis that answers with an error is not an outage and is not hidden:
-a full (OOM) or read-only Redis makes the request fail with `unavailable`, and a script error
-propagates as the bug it is.
+reset, timed out, loading) every operation degrades to local behaviour: the `RedisLink` it
+shares with the store and the rate limit (outage.py) logs one warning per outage, and the caller
+goes on as if it were alone (its local gate and single flight still apply). A Redis that
+answers with an error is not an outage and is not hidden: a full (OOM) or read-only Redis makes
+the request fail with `unavailable`, and a script error propagates as the bug it is.
 
-Keys (after the store's `paperanchor:` prefix): `host:<scheme://host:port>:turn|next|pause`,
-`lock:<name>`, `failed:<name>`.
+Keys (after the link's `paperanchor:` prefix): `host:<scheme://host:port>:turn|next|pause`,
+`lock:<name>`, `failed:<name>`. This module knows nothing of the cache's backend.
 """
 
 from __future__ import annotations
@@ -31,10 +43,10 @@ import json
 import logging
 import math
 import secrets
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import redis.asyncio
 from redis.asyncio.lock import Lock
@@ -61,14 +73,7 @@ from paperanchor.errors import (
     Unavailable,
     UpstreamError,
 )
-from paperanchor.store import (
-    REDIS_CONNECT_TIMEOUT_S,
-    REDIS_RETRY_S,
-    REDIS_TIMEOUT_S,
-    RedisDown,
-    RedisStore,
-    Store,
-)
+from paperanchor.outage import REDIS_CONNECT_TIMEOUT_S, REDIS_TIMEOUT_S, RedisDown, RedisLink
 
 log = logging.getLogger(__name__)
 
@@ -167,41 +172,96 @@ class HostTurn:
     gap: float
 
 
-class Coordination:
-    """Host turns, host pauses and fetch locks in the Redis behind a `RedisStore`.
+class Coordination(Protocol):
+    """Host turns, host pauses and fetch locks: local to a process, or across processes."""
 
-    It talks to that Redis through its own `redis.asyncio` client, and goes local whenever the
-    store knows Redis to be away (the store is what notices an outage, logs it, and notices
-    the end of it).
+    def host_turn(self, host: str, gap: float) -> AbstractAsyncContextManager[HostTurn]:
+        """Hold `host`'s turn from its next-allowed time to the block's end; `HostPaused` while
+        the host is paused. The block may lower the turn's `gap` (a request that never reached
+        the host costs it no gap)."""
+        ...
+
+    async def defer_host(self, host: str, seconds: float) -> None:
+        """Every process waits `seconds` before its next request to `host` (a `Retry-After`)."""
+        ...
+
+    async def pause_host(self, host: str, seconds: float) -> None:
+        """Every process fails fast on `host` for `seconds` (a `Retry-After` beyond the cap)."""
+        ...
+
+    async def once(
+        self,
+        name: str,
+        work: Callable[[], Awaitable[T]],
+        result: Callable[[], Awaitable[T | None]],
+    ) -> T:
+        """`work()` here, unless another process is doing it: then its result, read by
+        `result()` (or its error)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close what the coordination holds open."""
+        ...
+
+
+class LocalCoordination:
+    """A process alone: nothing to share beyond its own gate and single flight."""
+
+    @contextlib.asynccontextmanager
+    async def host_turn(self, host: str, gap: float) -> AsyncIterator[HostTurn]:
+        """The turn at once: the upstream client's local gate is the only one."""
+        yield HostTurn(gap)
+
+    async def defer_host(self, host: str, seconds: float) -> None:
+        """Nothing beyond the local gate's deferral."""
+
+    async def pause_host(self, host: str, seconds: float) -> None:
+        """Nothing beyond the local gate's pause."""
+
+    async def once(
+        self,
+        name: str,
+        work: Callable[[], Awaitable[T]],
+        result: Callable[[], Awaitable[T | None]],
+    ) -> T:
+        """`work()`: the single flight of this process is the only one."""
+        return await work()
+
+    async def aclose(self) -> None:
+        """Nothing to close."""
+
+
+def open_coordination(link: RedisLink | None, *, lease_s: float) -> Coordination:
+    """The coordination of the processes sharing the Redis of `link`; local without one."""
+    if link is None:
+        return LocalCoordination()
+    return RedisCoordination(link, lease_s=lease_s)
+
+
+class RedisCoordination:
+    """Host turns, host pauses and fetch locks in the Redis of a `RedisLink`.
+
+    It talks to that Redis through its own `redis.asyncio` client, and goes local while the link
+    knows Redis to be away (found by this client, the store's or the rate limit's).
     """
 
-    def __init__(self, store: RedisStore, url: str, *, lease_s: float) -> None:
-        self.store = store
+    def __init__(self, link: RedisLink, *, lease_s: float) -> None:
+        self.link = link
         self.lease_s = lease_s
         self.lease_ms = max(1, math.ceil(lease_s * 1000))
         self.client: redis.asyncio.Redis = redis.asyncio.Redis.from_url(
-            url,
+            link.url,
             socket_connect_timeout=REDIS_CONNECT_TIMEOUT_S,
             socket_timeout=REDIS_TIMEOUT_S,
             # As the store's client: one immediate retry on a fresh connection after a restart.
             retry=Retry(NoBackoff(), 1),
         )
-        self._quiet_until = 0.0
         # redis-py's scripts run by digest and load themselves again after Redis restarts.
         self._take_turn = self.client.register_script(_TAKE_TURN)
         self._push_next = self.client.register_script(_PUSH_NEXT)
         self._end = self.client.register_script(_END_TURN)
         self._pause = self.client.register_script(_PAUSE)
         self._renew = self.client.register_script(_RENEW)
-
-    @classmethod
-    def over(cls, store: Store, url: str | None, *, lease_s: float) -> Coordination | None:
-        """The coordination of a Redis store at `url`; None for a store only one machine sees."""
-        if not isinstance(store, RedisStore):
-            return None
-        if not url:
-            raise ValueError("a Redis store needs its URL (PAPERANCHOR_CACHE_URL) to coordinate")
-        return cls(store, url, lease_s=lease_s)
 
     async def aclose(self) -> None:
         """Close the Redis connections of the coordination."""
@@ -278,7 +338,7 @@ class Coordination:
             )
 
     def _host_keys(self, host: str) -> tuple[str, str, str]:
-        base = self.store.key(f"host:{host}:")
+        base = self.link.key(f"host:{host}:")
         return base + "turn", base + "next", base + "pause"
 
     async def _renew_turn(self, key: str, token: str) -> bool:
@@ -302,7 +362,7 @@ class Coordination:
         errors; when it died, or finished without a result to read, this process takes over.
         Without Redis, `work()` runs here at once.
         """
-        key, failed = self.store.key(f"lock:{name}"), self.store.key(f"failed:{name}")
+        key, failed = self.link.key(f"lock:{name}"), self.link.key(f"failed:{name}")
         lock = Lock(self.client, key, timeout=self.lease_s, sleep=POLL_S, thread_local=False)
         token = secrets.token_hex(8)
         try:
@@ -408,22 +468,20 @@ class Coordination:
         fleet's requests to arXiv and its fetches of one paper. Other errors (a script error)
         propagate.
         """
-        if self.store.is_down or time.monotonic() < self._quiet_until:
-            raise RedisDown(f"Redis at {self.store.where} is unreachable")
+        self.link.check()
         try:
-            return await command(self.client)
+            answer = await command(self.client)
         except _UNREACHABLE as exc:
-            # The store notices the outage on its next command and logs it once; until then
-            # this client does not wait out a connect timeout per call.
-            self._quiet_until = time.monotonic() + REDIS_RETRY_S
-            log.info("Redis at %s did not answer (%s); going on locally", self.store.where, exc)
+            self.link.failed(exc)  # the outage of the store and the rate limit too
             raise RedisDown(str(exc)) from exc
         except (OutOfMemoryError, ReadOnlyError) as exc:
-            log.error("Redis at %s refused %s: %s", self.store.where, what, exc)
+            log.error("Redis at %s refused %s: %s", self.link.where, what, exc)
             raise Unavailable(
                 f"the shared cache (Redis) refused {what} ({type(exc).__name__}); "
                 "the processes cannot coordinate their requests to arXiv until it accepts writes"
             ) from exc
+        self.link.answered()
+        return answer
 
     async def _cleanup(self, what: str, command: Callable[[redis.asyncio.Redis], Any]) -> None:
         """A release or a note: a failure is logged, never raised (leases run out by themselves)."""
@@ -432,7 +490,7 @@ class Coordination:
         except (RedisDown, Unavailable, LockError):
             pass
         except Exception:
-            log.exception("Redis at %s failed %s", self.store.where, what)
+            log.exception("Redis at %s failed %s", self.link.where, what)
 
 
 async def _release(lock: Lock) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from paperanchor.codec import Codec
-from paperanchor.coordination import Coordination
+from paperanchor.coordination import Coordination, open_coordination
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, TooLarge
 from paperanchor.flight import SingleFlight
 from paperanchor.paper import Paper
@@ -24,7 +24,7 @@ from paperanchor.parse.pdf import parse_pdf
 from paperanchor.refs import PaperRef, parse_ref
 from paperanchor.settings import Settings
 from paperanchor.sources import FetchedPage, PaperMissing, Sources
-from paperanchor.store import BestEffort, PaperCache, Store, open_store
+from paperanchor.store import BestEffort, PaperCache, Store, open_store, redis_link
 from paperanchor.tree import Document
 
 log = logging.getLogger(__name__)
@@ -135,7 +135,7 @@ class Papers:
         parser_version: str,
         store: Store | None = None,
         sources: Sources | None = None,
-        shared: Coordination | None = None,
+        coordination: Coordination | None = None,
         parse_pdf: Parse = parse_pdf,
     ) -> None:
         """A library over `store` and `sources` (runtime.py builds them and closes them); a
@@ -150,17 +150,17 @@ class Papers:
         # What the library opens it closes; a store or sources passed in stay the caller's.
         self._owns_store = store is None
         self._owns_sources = sources is None
-        self._owns_shared = shared is None
+        self._owns_coordination = coordination is None
         self.store: Store = store if store is not None else open_store(settings)
         self.cache = PaperCache(self.store, paper_codec(settings.max_html_bytes))
         self._kept = BestEffort(self.store)  # not-found entries
         self.memory_bytes = settings.memory_bytes
-        if shared is None:  # a Redis store's coordination (None for a store of one machine)
-            shared = Coordination.over(
-                self.store, settings.cache_url, lease_s=settings.lock_lease_s
-            )
-        self.shared = shared
-        self.sources = sources if sources is not None else Sources(settings, shared=self.shared)
+        if coordination is None:  # over a Redis store's link; local for a store of one machine
+            coordination = open_coordination(redis_link(self.store), lease_s=settings.lock_lease_s)
+        self.coordination = coordination
+        self.sources = (
+            sources if sources is not None else Sources(settings, coordination=coordination)
+        )
         self._flight: SingleFlight[str, LoadedPaper] = SingleFlight()
         self._settled: OrderedDict[str, _Kept] = OrderedDict()
         self._settled_lock = threading.Lock()  # read from the store's worker threads too
@@ -231,8 +231,8 @@ class Papers:
             await self._trimming  # a trim in the background ends before its store closes
         if self._owns_sources:
             await self.sources.aclose()
-        if self._owns_shared and self.shared is not None:
-            await self.shared.aclose()
+        if self._owns_coordination:
+            await self.coordination.aclose()
         if self._owns_store:
             self.store.close()
 
@@ -256,11 +256,9 @@ class Papers:
                 return cached
         if local is None:  # a local file of that name would be read first
             await self._raise_if_missing(ref)
-        if self.shared is not None:
-            return await self.shared.once(
-                f"fetch:{ref.idv}", lambda: self._fetch(ref), lambda: self._from_cache(ref)
-            )
-        return await self._fetch(ref)
+        return await self.coordination.once(
+            f"fetch:{ref.idv}", lambda: self._fetch(ref), lambda: self._from_cache(ref)
+        )
 
     async def _from_cache(self, ref: PaperRef) -> LoadedPaper | None:
         cached = await asyncio.to_thread(self._cached, ref)

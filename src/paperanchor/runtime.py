@@ -1,12 +1,14 @@
-"""The one place the middle is built: settings -> store -> coordination -> upstream -> sources
--> papers -> discovery -> service, and closed in the reverse order.
+"""The one place the middle is built: settings -> Redis link -> store -> coordination ->
+upstream -> sources -> papers -> discovery -> service, and closed in the reverse order.
 
     async with Runtime.build(settings) as runtime:
         await runtime.service.read("1706.03762", "S3")
 
 The ASGI app (app.py), the stdio MCP server (api/mcp.py), the command line (cli.py) and the
 warm-up take a runtime; none of them builds a store, an HTTP client or a coordination of its
-own. What the runtime opens it closes; a library handed in (the tests' broken parser) keeps
+own. With `PAPERANCHOR_CACHE_URL` the store, the coordination and the HTTP API's rate limit
+share one `RedisLink`, so one outage is found once; without it the coordination is local.
+What the runtime opens it closes; a library handed in (the tests' broken parser) keeps
 its own store and sources, and closes them itself.
 """
 
@@ -15,14 +17,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from paperanchor.coordination import Coordination
+from paperanchor.coordination import Coordination, open_coordination
 from paperanchor.discovery.client import Discovery
+from paperanchor.outage import RedisLink
 from paperanchor.papers import Papers
 from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.service import PaperService
 from paperanchor.settings import Settings
 from paperanchor.sources import Sources
-from paperanchor.store import Store, open_store
+from paperanchor.store import Store, open_store, redis_link
 from paperanchor.upstream import Upstream
 
 
@@ -31,9 +34,11 @@ class Runtime:
     """Everything a process serves papers with, built once from its settings."""
 
     settings: Settings
+    link: RedisLink | None
+    """the Redis the store, the coordination and the rate limit share; None without one"""
     store: Store
-    coordination: Coordination | None
-    """between processes (a Redis store's); None when one process is alone"""
+    coordination: Coordination
+    """between the processes sharing `link`; local when one process is alone"""
     upstream: Upstream
     sources: Sources
     papers: Papers
@@ -53,27 +58,32 @@ class Runtime:
         """The runtime of `settings`; `library` and `discovery` replace the default parts."""
         if library is not None:
             papers = library(settings)
-            store, shared, sources, owned = papers.store, papers.shared, papers.sources, False
+            store, coordination, sources = papers.store, papers.coordination, papers.sources
+            link, owned = redis_link(store), False
         else:
-            store = open_store(settings)
-            shared = Coordination.over(store, settings.cache_url, lease_s=settings.lock_lease_s)
-            sources = Sources(settings, polite=Upstream(settings, shared=shared))
+            link = RedisLink(settings.cache_url) if settings.cache_url else None
+            store = open_store(settings, link)
+            coordination = open_coordination(link, lease_s=settings.lock_lease_s)
+            sources = Sources(settings, upstream=Upstream(settings, coordination=coordination))
             papers = Papers(
                 settings,
                 parse=parse_document,
                 parser_version=PARSER_VERSION,
                 store=store,
                 sources=sources,
-                shared=shared,
+                coordination=coordination,
             )
             owned = True
+        upstream = sources.upstream
         finder = (
             discovery(papers)
             if discovery is not None
-            else Discovery(settings, polite=sources.polite, store=store)
+            else Discovery(settings, upstream=upstream, store=store)
         )
         service = PaperService(papers, settings.public_base, finder)
-        return cls(settings, store, shared, sources.polite, sources, papers, finder, service, owned)
+        return cls(
+            settings, link, store, coordination, upstream, sources, papers, finder, service, owned
+        )
 
     async def __aenter__(self) -> Runtime:
         return self
@@ -87,6 +97,5 @@ class Runtime:
         await self.papers.aclose()  # and what a library handed in opened itself
         if self._owned:
             await self.sources.aclose()
-            if self.coordination is not None:
-                await self.coordination.aclose()
+            await self.coordination.aclose()
             self.store.close()

@@ -2,7 +2,7 @@
 
 Only the configured bases are ever contacted, with the normalised id appended; redirects are
 followed by hand and never off the upstream's host. Every request goes through `upstream.py`:
-serialised per host with a minimum gap (across processes too, given a `Coordination` over Redis),
+serialised per host with a minimum gap (across processes too, given a `RedisCoordination`),
 retried with capped full-jitter backoff, failing fast for a host that is down, bounded in time,
 in queue length and in decoded size. A page that does not end its document is a broken answer.
 """
@@ -105,29 +105,30 @@ class PaperMissing(NotFound):
 class Sources:
     """The sources in order, over one `Upstream` client shared by every request.
 
-    With `shared`, each host's gap and pauses hold across every process that shares its Redis.
+    With a `RedisCoordination`, each host's gap and pauses hold across every process sharing it.
     """
 
     def __init__(
         self,
         settings: Settings,
         *,
-        shared: Coordination | None = None,
-        polite: Upstream | None = None,
+        coordination: Coordination | None = None,
+        upstream: Upstream | None = None,
     ) -> None:
-        """Sources over `polite` (runtime.py builds it), else over a client of their own."""
+        """Sources over `upstream` (runtime.py builds it), else over a client of their own."""
         self.settings = settings
-        self.polite = polite if polite is not None else Upstream(settings, shared=shared)
-        self.shared = self.polite.shared
+        self.upstream = (
+            upstream if upstream is not None else Upstream(settings, coordination=coordination)
+        )
 
     @property
     def requests_sent(self) -> int:
         """Upstream HTTP requests started by this instance (each retry and redirect counts)."""
-        return self.polite.requests_sent
+        return self.upstream.requests_sent
 
     async def aclose(self) -> None:
         """Close the upstream client these sources fetch with."""
-        await self.polite.aclose()
+        await self.upstream.aclose()
 
     async def fetch(self, ref: PaperRef) -> FetchedPage:
         """The first source's page for `ref`; `NotFound` when no source has one."""
@@ -342,7 +343,7 @@ class Sources:
         """One polite GET; a 200 page must be whole (`broken`: an HTML page ends its document,
         SPEC §2; a PDF ends with %%EOF)."""
         try:
-            return await self.polite.get(
+            return await self.upstream.get(
                 url,
                 label=label,
                 subject=ref.idv,
@@ -368,7 +369,7 @@ class Sources:
             if base and _origin(base) != _origin(failed)
         }
         for base in others.values():
-            if await self.polite.reachable(base):
+            if await self.upstream.reachable(base):
                 return False
         return True
 

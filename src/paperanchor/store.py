@@ -15,12 +15,10 @@ import os
 import re
 import stat
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
-from urllib.parse import urlsplit
 
 import diskcache
 import redis
@@ -30,6 +28,12 @@ from redis.retry import Retry
 
 from paperanchor.codec import Codec, CodecError
 from paperanchor.errors import PaperAnchorError
+from paperanchor.outage import (
+    REDIS_CONNECT_TIMEOUT_S,
+    REDIS_TIMEOUT_S,
+    RedisDown,
+    RedisLink,
+)
 from paperanchor.refs import parse_ref
 from paperanchor.settings import Settings
 
@@ -215,21 +219,6 @@ class DiskStore(Store):
             self._worker.shutdown()
 
 
-# Redis on a LAN answers in well under a millisecond and moves a parsed paper (~1 MB) in a few;
-# waiting longer than this for one command means it is gone, and every request would wait as long.
-REDIS_CONNECT_TIMEOUT_S = 1.0
-REDIS_TIMEOUT_S = 2.0
-# While Redis is unreachable, one caller tries it again this often; the others go straight to
-# local behaviour instead of each waiting out a connect timeout.
-REDIS_RETRY_S = 1.0
-# Every key this project writes to a Redis that may be shared with other applications.
-REDIS_PREFIX = "paperanchor:"
-
-
-class RedisDown(Exception):
-    """Redis did not answer (connection refused, reset, timed out, loading): use local behaviour."""
-
-
 class RedisStore(Store):
     """A Redis server shared by processes and machines; the disk cache stands in while it is away.
 
@@ -241,18 +230,19 @@ class RedisStore(Store):
 
     def __init__(
         self,
-        url: str,
+        url: str | RedisLink,
         *,
         fallback: Callable[[], Store] | None = None,
-        prefix: str = REDIS_PREFIX,
         max_value_bytes: int = MAX_VALUE_BYTES,
     ) -> None:
-        self.where = redacted_url(url)
-        self.prefix = prefix
+        """A store over the Redis at `url`, or over a `RedisLink` shared with the coordination
+        and the rate limit (runtime.py): then an outage found by any of them is this store's."""
+        self.link = url if isinstance(url, RedisLink) else RedisLink(url)
+        self.where = self.link.where
         self.max_value_bytes = max_value_bytes
         try:
             self.client: redis.Redis = redis.Redis.from_url(
-                url,
+                self.link.url,
                 socket_connect_timeout=REDIS_CONNECT_TIMEOUT_S,
                 socket_timeout=REDIS_TIMEOUT_S,
                 # One immediate retry on a fresh connection: after Redis restarts, every pooled
@@ -266,36 +256,32 @@ class RedisStore(Store):
         self._fallback_factory = fallback
         self._fallback: Store | None = None
         self._fallback_failed = False
-        self._state = threading.Lock()
-        self._down_since: float | None = None
-        self._retry_at = 0.0
+        self._state = threading.Lock()  # the fallback's opening
         self._closed = False
 
     @property
     def is_down(self) -> bool:
-        """Whether the last command found Redis unreachable."""
-        return self._down_since is not None
+        """Whether the last command to this Redis (the store's or another client's) found it
+        unreachable."""
+        return self.link.is_down
 
     def run(self, command: Callable[[redis.Redis], T]) -> T:
         """`command(client)`; `RedisDown` while Redis is unreachable (logged once per outage).
 
         Other Redis errors (a full Redis refusing writes, a script error) propagate as they are.
         """
-        with self._state:
-            if self._down_since is not None and time.monotonic() < self._retry_at:
-                raise RedisDown(f"Redis at {self.where} is unreachable")
+        self.link.check()
         try:
             result = command(self.client)
         except (redis.ConnectionError, redis.TimeoutError) as exc:
-            self._failed(exc)
+            self.link.failed(exc)
             raise RedisDown(f"Redis at {self.where} is unreachable: {exc}") from exc
-        if self._down_since is not None:
-            self._recovered()
+        self.link.answered()
         return result
 
     def key(self, name: str) -> str:
         """The Redis key of a store key (under this store's prefix)."""
-        return self.prefix + name
+        return self.link.key(name)
 
     def get(self, key: str) -> bytes | None:
         """The value, or None; one larger than `max_value_bytes` is dropped after reading only
@@ -350,27 +336,6 @@ class RedisStore(Store):
             if self._fallback is not None:
                 self._fallback.close()
 
-    def _failed(self, exc: BaseException) -> None:
-        with self._state:
-            now = time.monotonic()
-            self._retry_at = now + REDIS_RETRY_S
-            if self._down_since is not None:
-                return
-            self._down_since = now
-        log.warning(
-            "Redis at %s is unreachable (%s): serving from the local cache and keeping the "
-            "politeness gap and single flight within this process until it is back",
-            self.where,
-            exc,
-        )
-
-    def _recovered(self) -> None:
-        with self._state:
-            if self._down_since is None:
-                return
-            outage, self._down_since = time.monotonic() - self._down_since, None
-        log.warning("Redis at %s is back after %.1f s", self.where, outage)
-
     def _local(self) -> Store | None:
         with self._state:
             if self._fallback is None and not self._fallback_failed and not self._closed:
@@ -385,25 +350,18 @@ class RedisStore(Store):
             return self._fallback
 
 
-def redacted_url(url: str) -> str:
-    """A Redis URL without its password, fit for logs and error details."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return f"{url.split(':', 1)[0]}://…"
-    user = f"{parts.username}@" if parts.username else ""
-    return f"{parts.scheme}://{user}{host}{port}{parts.path}"
+def redis_link(store: Store) -> RedisLink | None:
+    """The link to the Redis a store keeps its values in; None for a store of one machine."""
+    return store.link if isinstance(store, RedisStore) else None
 
 
-def open_store(settings: Settings) -> Store:
-    """The store the settings name: Redis for `cache_url`, else diskcache under `cache_dir`;
-    a cache folder that cannot be opened (a full disk, a read-only folder) is served without,
-    with one warning, rather than stopping the server at start."""
+def open_store(settings: Settings, link: RedisLink | None = None) -> Store:
+    """The store the settings name: Redis for `cache_url` (over `link` when given), else
+    diskcache under `cache_dir`; a cache folder that cannot be opened (a full disk, a read-only
+    folder) is served without, with one warning, rather than stopping the server at start."""
     if settings.cache_url:
         cache_dir = settings.cache_dir
-        return RedisStore(settings.cache_url, fallback=lambda: DiskStore(cache_dir))
+        return RedisStore(link or settings.cache_url, fallback=lambda: DiskStore(cache_dir))
     try:
         return DiskStore(settings.cache_dir)
     except PaperAnchorError as exc:

@@ -1,17 +1,17 @@
 """Polite GETs to upstream hosts (SPEC §2, Politeness), for every client of an upstream.
 
-    polite = Upstream(settings, shared=shared)           # one per process, shared by its clients
-    answer = await polite.get(url, label="arXiv", subject="1706.03762", limit=max_bytes,
+    upstream = Upstream(settings, coordination=coordination)  # one per process (runtime.py)
+    answer = await upstream.get(url, label="arXiv", subject="1706.03762", limit=max_bytes,
                               broken=lambda body: None)   # -> Answer(url, status, headers, body)
-    answer = await polite.get(url, ..., upstream=Gate("arxiv-api", gap=3.0),
+    answer = await upstream.get(url, ..., upstream=Gate("arxiv-api", gap=3.0),
                               headers={"Accept": "application/atom+xml"})
-    await polite.reachable(url)                          # False while its host is marked down
-    polite.requests_sent                                 # HTTP requests started, every attempt
-    await polite.aclose()
+    await upstream.reachable(url)                        # False while its host is marked down
+    upstream.requests_sent                               # HTTP requests started, every attempt
+    await upstream.aclose()
 
 Each upstream host (scheme, host, port) has its own gate: one request at a time, at least
 `MIN_GAP_S` from the end of one to the start of the next (across processes too, given a
-`Coordination` over Redis), at most `MAX_QUEUE` requests waiting for their turn. A service with a
+`RedisCoordination`), at most `MAX_QUEUE` requests waiting for their turn. A service with a
 rate of its own (the arXiv API, Semantic Scholar) names its own `Gate` and gap: its turns,
 pauses and being down are kept apart from the other services of the same host. A request is
 retried on 429, 5xx, timeouts and broken responses with capped full-jitter backoff, or after the
@@ -62,7 +62,13 @@ from tenacity import (
 from tenacity.wait import wait_base
 
 from paperanchor.cookies import NoCookies
-from paperanchor.coordination import MAX_PAUSE_S, Coordination, HostPaused, HostTurn
+from paperanchor.coordination import (
+    MAX_PAUSE_S,
+    Coordination,
+    HostPaused,
+    HostTurn,
+    LocalCoordination,
+)
 from paperanchor.errors import PaperAnchorError, TooLarge, Unavailable, UpstreamError
 from paperanchor.refs import shown
 from paperanchor.settings import Settings
@@ -189,12 +195,13 @@ class Upstream:
         self,
         settings: Settings,
         *,
-        shared: Coordination | None = None,
+        coordination: Coordination | None = None,
         user_agent: str = USER_AGENT,
         accept: str = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
     ) -> None:
         self.settings = settings
-        self.shared = shared
+        self.coordination: Coordination = coordination or LocalCoordination()
+        """with the other processes (runtime.py's); a process alone without one"""
         self._client = httpx.AsyncClient(
             headers={
                 "User-Agent": user_agent,
@@ -388,7 +395,7 @@ class Upstream:
                 shown_host=_shown_host(parts.scheme, parts.hostname, parts.port),
                 down_s=settings.down_s,
                 max_queue=settings.max_queue,
-                shared=self.shared,
+                coordination=self.coordination,
             )
         return gate
 
@@ -397,8 +404,9 @@ class Upstream:
 class _HostGate:
     """One request to a host at a time, `gap` seconds after the previous one ended.
 
-    The local lock keeps one request of this process in line for the shared turn at a time;
-    the shared turn (when there is one) does the same across processes. `waiting` counts the
+    The local lock keeps one request of this process in line for the coordination's turn at a
+    time; the coordination's turn does the same across processes (given at once to a process
+    alone). `waiting` counts the
     requests in line for the local lock, bounded by `max_queue`.
     """
 
@@ -407,7 +415,7 @@ class _HostGate:
     shown_host: str  # scheme://host[:port], no credentials: for error details
     down_s: float
     max_queue: int
-    shared: Coordination | None = None
+    coordination: Coordination = field(default_factory=LocalCoordination)
     waiting: int = 0
     unconnected: int = 0  # failed connections in a row
     probing: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -433,22 +441,20 @@ class _HostGate:
             await self._lock.acquire()
         finally:
             self.waiting -= 1
-        turn = HostTurn(self.gap)
         try:
             self._refuse(label, subject)  # the host may have gone down while we waited
             now = time.monotonic()
             if self._ready_at > now:
                 await asyncio.sleep(self._ready_at - now)
             async with AsyncExitStack() as stack:
-                if self.shared is not None:
-                    try:
-                        turn = await stack.enter_async_context(
-                            self.shared.host_turn(self.host, self.gap)
-                        )
-                    except HostPaused as paused:
-                        seconds = min(paused.seconds, MAX_PAUSE_S)
-                        self._blocked_until = time.monotonic() + seconds
-                        raise _paused(label, subject, seconds) from None
+                try:
+                    turn = await stack.enter_async_context(
+                        self.coordination.host_turn(self.host, self.gap)
+                    )
+                except HostPaused as paused:
+                    seconds = min(paused.seconds, MAX_PAUSE_S)
+                    self._blocked_until = time.monotonic() + seconds
+                    raise _paused(label, subject, seconds) from None
                 try:
                     yield turn
                 finally:
@@ -499,14 +505,12 @@ class _HostGate:
     async def defer(self, seconds: float) -> None:
         seconds = min(seconds, MAX_PAUSE_S)
         self._ready_at = max(self._ready_at, time.monotonic() + seconds)
-        if self.shared is not None:
-            await self.shared.defer_host(self.host, seconds)
+        await self.coordination.defer_host(self.host, seconds)
 
     async def block(self, seconds: float) -> None:
         seconds = min(seconds, MAX_PAUSE_S)
         self._blocked_until = max(self._blocked_until, time.monotonic() + seconds)
-        if self.shared is not None:
-            await self.shared.pause_host(self.host, seconds)
+        await self.coordination.pause_host(self.host, seconds)
 
 
 def _paused(label: str, subject: str, wait: float) -> Unavailable:

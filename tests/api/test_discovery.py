@@ -42,7 +42,7 @@ ATOM = (("Content-Type", "application/atom+xml"),)
 
 def clocked(library: Papers) -> Discovery:
     return Discovery(
-        library.settings, polite=library.sources.polite, store=library.store, clock=lambda: NOW
+        library.settings, upstream=library.sources.upstream, store=library.store, clock=lambda: NOW
     )
 
 

@@ -40,7 +40,7 @@ def test_a_started_server_has_warmed_up_and_kept_nothing_of_it(
     with live_server(settings_for(replay_server, tmp_path)) as live:
         state = live.app.state
         assert isinstance(state.warm_up_s, float) and state.warm_up_s > 0
-        library = state.library
+        library = state.papers
         assert library.memory_held == 0 and library.cache_hits == 0 and library.fetches == 0
         assert state.service.views == 0 and state.service.recent() == []
         assert library.cache.read_paper(warmup.WARM_IDV, PARSER_VERSION) is None

@@ -31,16 +31,16 @@ ATOM = (("Content-Type", "application/atom+xml"),)
 
 
 def run(settings: Settings, job: Callable[[Discovery], Awaitable[Any]], **options: Any) -> Any:
-    """`job(discovery)` over a fresh polite client and the settings' cache folder."""
+    """`job(discovery)` over a fresh upstream client and the settings' cache folder."""
 
     async def main() -> Any:
-        polite = Upstream(settings)
+        upstream = Upstream(settings)
         store = DiskStore(settings.cache_dir)
         try:
-            async with Discovery(settings, polite=polite, store=store, **options) as discovery:
+            async with Discovery(settings, upstream=upstream, store=store, **options) as discovery:
                 return await job(discovery)
         finally:
-            await polite.aclose()
+            await upstream.aclose()
             store.close()
 
     return asyncio.run(main())

@@ -5,6 +5,9 @@ one limit per client: `limits`' sliding-window counter (two counters per client,
 and the last one's weighted by how much of it is still inside the window; keys
 `paperanchor:limit:…` expire after two periods). While Redis cannot be reached, and without one,
 each process counts alone with a token bucket, and asks Redis again a second later: never a 500.
+Whether Redis answers is the `RedisLink` the store and the coordination share (outage.py): an
+outage any of them found is the limit's too, and is logged once. A Redis that refuses commands
+(full, read-only) is no outage for the others; the limit alone counts locally meanwhile.
 
 The bucket is ours rather than limits' in-memory store: that store walks every key on the event
 loop to expire them, and with 100,000 clients a request took 161 µs and the loop stalled up to
@@ -27,6 +30,7 @@ from limits.aio.strategies import SlidingWindowCounterRateLimiter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from paperanchor.errors import RateLimited
+from paperanchor.outage import RedisDown, RedisLink
 from paperanchor.refs import shown
 
 logger = logging.getLogger(__name__)
@@ -36,7 +40,8 @@ _PERIODS = {"second": 1.0, "minute": 60.0, "hour": 3600.0, "day": 86400.0}
 MAX_CLIENTS = 100_000
 # Monitoring must not be locked out by the traffic it watches.
 EXEMPT_PATHS = frozenset({"/healthz", "/metrics"})
-# While Redis is away, how long the process counts alone before asking it again.
+# While Redis refuses commands, how long the process counts alone before asking it again (an
+# unreachable Redis is asked again after outage.REDIS_RETRY_S, the same second).
 RETRY_REDIS_S = 1.0
 KEY_PREFIX = "paperanchor:limit"
 # A Redis that does not answer costs a request at most this long (connect, then command), and
@@ -105,42 +110,50 @@ class TokenBuckets:
 class ClientLimit:
     """`take(client)`: 0 when the request may go ahead, else the seconds until it may retry."""
 
-    def __init__(self, rate: Rate, redis_url: str | None) -> None:
+    def __init__(self, rate: Rate, link: RedisLink | None) -> None:
+        """A limit of `rate` per client, counted in the Redis of `link` (runtime.py's), else in
+        this process."""
         self.rate = rate
         self.item = limits.parse(str(rate))
         self._local = TokenBuckets(rate)
+        self._link = link
         self._storage: RedisStorage | None = None
-        self._shared: SlidingWindowCounterRateLimiter | None = None
-        if redis_url is not None:
+        self._window: SlidingWindowCounterRateLimiter | None = None
+        if link is not None:
             self._storage = RedisStorage(
-                f"async+{redis_url}",
+                f"async+{link.url}",
                 implementation="redispy",
                 key_prefix=KEY_PREFIX,
                 socket_connect_timeout=CONNECT_TIMEOUT_S,
                 socket_timeout=COMMAND_TIMEOUT_S,
             )
-            self._shared = SlidingWindowCounterRateLimiter(self._storage)
-        self._redis_down_until = 0.0
+            self._window = SlidingWindowCounterRateLimiter(self._storage)
+        self._refused_until = 0.0
 
     async def take(self, client: str) -> float:
         """Count one request of `client`: 0 when it may go ahead, else the seconds until it
         may retry."""
-        if self._shared is not None and time.monotonic() >= self._redis_down_until:
-            try:
-                wait = await _take(self._shared, self.item, client)
-            except (*_REDIS_DOWN, redis.exceptions.ResponseError) as exc:
-                # unreachable, or refusing (full with noeviction, a read-only replica): a rate
-                # limit is no politeness to arXiv, so the process counts alone meanwhile
-                if self._redis_down_until == 0.0 and isinstance(exc, _REDIS_DOWN):
-                    logger.warning("rate limit: Redis unreachable (%s); counting locally", exc)
-                elif self._redis_down_until == 0.0:
-                    logger.warning("rate limit: Redis refuses commands (%s); counting locally", exc)
-                self._redis_down_until = time.monotonic() + RETRY_REDIS_S
-            else:
-                if self._redis_down_until:
-                    logger.warning("rate limit: Redis is back; counting there again")
-                self._redis_down_until = 0.0
-                return wait
+        if self._window is None or self._link is None or time.monotonic() < self._refused_until:
+            return self._local.take(client)
+        # Unreachable, or refusing (full with noeviction, a read-only replica): a rate limit is
+        # no politeness to arXiv, so the process counts alone meanwhile.
+        try:
+            self._link.check()
+            wait = await _take(self._window, self.item, client)
+        except RedisDown:
+            pass
+        except _REDIS_DOWN as exc:
+            self._link.failed(exc)
+        except redis.exceptions.ResponseError as exc:
+            if self._refused_until == 0.0:
+                logger.warning("rate limit: Redis refuses commands (%s); counting locally", exc)
+            self._refused_until = time.monotonic() + RETRY_REDIS_S
+        else:
+            self._link.answered()
+            if self._refused_until:
+                logger.warning("rate limit: Redis accepts commands again; counting there again")
+            self._refused_until = 0.0
+            return wait
         return self._local.take(client)
 
     async def aclose(self) -> None:

@@ -153,7 +153,7 @@ def service(request: Request) -> PaperService:
 # docstring in /openapi.json.)
 @router.get("/healthz", **json_route(models.Health, "Liveness"))
 async def healthz(request: Request) -> Response:
-    cacheless = isinstance(request.app.state.library.store, NoStore)  # store.open_store
+    cacheless = isinstance(request.app.state.papers.store, NoStore)  # store.open_store
     body = b'{"status":"ok","cache":"unavailable"}' if cacheless else b'{"status":"ok"}'
     return Response(body, media_type=JSON_TYPE, headers={"Cache-Control": "no-store"})
 

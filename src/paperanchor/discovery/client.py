@@ -1,6 +1,6 @@
 """The discovery clients (SPEC §4): the arXiv API and Semantic Scholar, polite and cached.
 
-    discovery = Discovery(settings, polite=polite, store=store)
+    discovery = Discovery(settings, upstream=upstream, store=store)
     await discovery.metadata([ref, …])        # up to 20 papers, one API request: {idv: Metadata}
     await discovery.metadata_of(ref)          # one paper's Metadata, or NotFound
     await discovery.outline_metadata(ref)     # the cached Metadata, else None while it is fetched
@@ -78,12 +78,12 @@ class Discovery:
         self,
         settings: Settings,
         *,
-        polite: Upstream,
+        upstream: Upstream,
         store: Store,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.settings = settings
-        self.polite = polite
+        self.upstream = upstream
         self.store = store
         self._kept = BestEffort(store)
         self._clock = clock or (lambda: datetime.now(UTC))
@@ -102,7 +102,7 @@ class Discovery:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Cancel the metadata fetches outlines left running (the HTTP client is polite's)."""
+        """Cancel the metadata fetches outlines left running (the HTTP client is the upstream's)."""
         tasks = list(self._background.values())
         for task in tasks:
             task.cancel()
@@ -334,7 +334,7 @@ class Discovery:
         headers: dict[str, str],
     ) -> Answer:
         try:
-            return await self.polite.get(
+            return await self.upstream.get(
                 url,
                 label=label,
                 subject=subject,
