@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from paperanchor import infer, quotes
+from paperanchor import infer, quotes, shapes
 from paperanchor.anchors import AnchorIndex
 from paperanchor.render.markdown import (
     block_chunks,
@@ -84,6 +84,9 @@ class Paper:
     _quotable: list[tuple[Unit, str]] | None = None
     _cited_in: dict[str, list[str]] | None = None
     _inferred: tuple[str | None, list[str] | None] | None = None
+    outline: shapes.Outline | None = None
+    """the outline without its metadata once built (service.outline): a warm outline is a copy
+    of it on the event loop, not a walk of the tree in a worker thread"""
     serial: int = field(default_factory=lambda: next(_SERIALS), compare=False)
     """this view's number in the process, never reused: what memories of its renderings (the
     section pages, api/pages.py) are keyed by, so that a paper opened again is a new key"""

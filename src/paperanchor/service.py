@@ -499,7 +499,10 @@ class PaperService:
             )
         try:
             view = await self.paper(paper)
-            answer = await asyncio.to_thread(outline, view)
+            built = view.outline
+            if built is None:
+                built = view.outline = await asyncio.to_thread(outline, view)
+            answer = built.copy()  # a copy: its metadata is this answer's
         except BaseException:
             if early is not None:
                 early.cancel()  # its fetch goes on, and is kept (outline_metadata)
