@@ -28,6 +28,7 @@ from fastapi.responses import Response
 from fastapi_offline import FastAPIOffline
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.exceptions import HTTPException
+from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from paperanchor import __version__, warmup
@@ -37,6 +38,7 @@ from paperanchor.api.disconnect import CancelOnDisconnect
 from paperanchor.api.headers import DefenceHeaders
 from paperanchor.api.limits import ClientLimit, Rate, RateLimitMiddleware
 from paperanchor.api.metrics import Metrics, RequestMetrics
+from paperanchor.api.single_exchange import SingleExchange
 from paperanchor.discovery.client import Discovery
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, RateLimited, internal
 from paperanchor.papers import Papers
@@ -116,6 +118,10 @@ def create_app(
 
     # A stateless server with JSON responses has no event stream to open: GET /mcp would hang
     app.router.add_route("/mcp", _mcp_not_a_stream, methods=["GET", "DELETE"])
+    for route in mcp_app.routes:
+        if isinstance(route, Route) and route.path == "/mcp":
+            # a tool call answered in its request's task, not a session per request
+            route.app = SingleExchange(route.app, tools.session_manager)
     app.router.routes.extend(mcp_app.routes)  # /mcp, ahead of the catch-all paper routes
     app.include_router(rest.router)
     app.include_router(pages.router)  # last: GET /{paper} takes every path left

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from paperanchor import infer, quotes
+from paperanchor import infer, quotes, shapes
 from paperanchor.anchors import AnchorIndex
 from paperanchor.render.markdown import (
     block_chunks,
@@ -95,6 +95,9 @@ class Paper:
     _lowered: list[str] | None = None
     _recent: OrderedDict[str, Any] = field(default_factory=OrderedDict)
     _recent_lock: threading.Lock = field(default_factory=threading.Lock, compare=False)
+    outline: shapes.Outline | None = None
+    """the outline without its metadata once built (service.outline): a warm outline is a copy
+    of it on the event loop, not a walk of the tree in a worker thread"""
     serial: int = field(default_factory=lambda: next(_SERIALS), compare=False)
     """this view's number in the process, never reused: what memories of its renderings (the
     section pages, api/pages.py) are keyed by, so that a paper opened again is a new key"""

@@ -69,7 +69,7 @@ class DiscoveryLike(Protocol):
 
     @property
     def asks_arxiv(self) -> bool: ...
-    async def outline_metadata(self, ref: PaperRef) -> Metadata | None: ...
+    async def outline_metadata(self, ref: PaperRef, within: float = ...) -> Metadata | None: ...
     async def metadata(self, refs: Sequence[PaperRef]) -> dict[str, Metadata]: ...
     async def metadata_of(self, ref: PaperRef) -> Metadata: ...
     def missing_error(self, refs: Sequence[PaperRef]) -> NotFound: ...
@@ -81,8 +81,9 @@ class DiscoveryLike(Protocol):
 # How long an outline waits for its metadata once the paper is ready (the two are asked for
 # at once). The arXiv API answers one id in 0.3-1.5 s when it is well, and a cached paper's
 # outline takes milliseconds: a second catches most answers, and an API that is slow or down
-# costs an outline at most this. The fetch goes on without it and is kept, so the next
-# outline has the metadata.
+# costs an outline at most this. An outline whose API turn is further off than this (the 3 s
+# gap after another paper's request) does not wait at all. The fetch goes on without it, in one
+# request with the other papers queued for that turn, and is kept for the next outline.
 OUTLINE_METADATA_WAIT_S = 1.0
 
 
@@ -507,10 +508,16 @@ class PaperService:
         ref = parse_ref(paper)
         early: asyncio.Future[Metadata | None] | None = None
         if self.discovery is not None and not ref.is_local:
-            early = asyncio.ensure_future(self.discovery.outline_metadata(ref))
+            early = asyncio.ensure_future(
+                self.discovery.outline_metadata(ref, OUTLINE_METADATA_WAIT_S)
+            )
         try:
             view = await self.paper(paper)
-            answer = await asyncio.to_thread(outline, view)
+            built = view.outline
+            if built is None:
+                built = await asyncio.to_thread(outline, view)
+                view.outline = built
+            answer = built.copy()  # a copy: its metadata is this answer's
         except BaseException:
             if early is not None:
                 early.cancel()  # its fetch goes on, and is kept (outline_metadata)

@@ -380,6 +380,10 @@ class Upstream:
                 ) from None
             return answer
 
+    def turn_in(self, url: str, upstream: Gate | None = None) -> float:
+        """Seconds until a GET of `url` would be sent, as this process sees its gate now."""
+        return self._gate(url, upstream).turn_in()
+
     def _gate(self, url: str, upstream: Gate | None = None) -> _HostGate:
         parts = urlsplit(url)
         name = upstream.name if upstream is not None else ""
@@ -463,6 +467,14 @@ class _HostGate:
                     self._ready_at = max(self._ready_at, time.monotonic() + turn.gap)
         finally:
             self._lock.release()
+
+    def turn_in(self) -> float:
+        """Seconds until the next request would go out: a gap for the one in flight and each in
+        line, else what is left of the gap after the last. Another process's turn in Redis is
+        not counted, nor a host marked down (a request to it fails at once)."""
+        if self._lock.locked():
+            return (self.waiting + 1) * self.gap
+        return max(0.0, self._ready_at - time.monotonic())
 
     def _refuse(self, label: str, subject: str) -> None:
         now = time.monotonic()

@@ -421,6 +421,43 @@ def test_a_slow_api_leaves_the_outline_without_metadata_until_the_next(
     assert api_paths(replay) == [metadata_target(replay, "2104.12255v1")]
 
 
+def test_outlines_queued_behind_the_api_gap_answer_at_once_and_share_one_request(
+    replay, papers_dir, tmp_path
+):
+    replay.answer_ids_from_recordings()
+    recorded = recorded_entries()
+    bare = ("1201.4869", "1005.5383", "1303.6954", "1312.6177")
+    papers = [f"{paper}v{recorded[paper][0]['latestVersion']}" for paper in bare]
+    for idv in papers:
+        script_paper(replay, idv)
+
+    # the default gap of the arXiv API: a request 3 s after the end of the previous one
+    server = discovery_server(replay, tmp_path, papers_dir, arxiv_api_gap_s=3.0)
+    with server as live, live.client() as client:
+        for idv in papers:
+            client.get(f"/{idv}.md").raise_for_status()  # the papers are ready: no outline yet
+        took, first = [], []
+        for idv in papers:
+            started = time.monotonic()
+            first.append(client.get(f"/{idv}/outline.json").json())
+            took.append(time.monotonic() - started)
+        later = [outline_until_metadata(client, f"/{idv}/outline.json", 15) for idv in papers]
+    print("\noutlines in a row:", ", ".join(f"{seconds:.3f} s" for seconds in took))
+
+    # the API's turn was free for the first; the others' is 3 s off: none waits for it
+    assert first[0]["metadata"]["paper"] == bare[0]
+    assert [outline["metadata"] for outline in first[1:]] == [None, None, None]
+    assert max(took[1:]) < 0.9, took  # a second each before
+    assert [outline["metadata"]["paper"] for outline, _ in later] == list(bare)
+    # the three queued behind the gap went out together when the turn came
+    assert api_paths(replay) == [
+        metadata_target(replay, papers[0]),
+        metadata_target(replay, *papers[1:]),
+    ]
+    sent = [r for r in replay.requests if r.path.startswith("/api/query")]
+    assert sent[1].at - sent[0].at >= 3.0
+
+
 def test_a_rate_limited_api_is_waited_out_behind_the_outline(replay, papers_dir, tmp_path):
     script_paper(replay, "2104.12255v1")
     feed = atom("arxivpy_2026_id_2104.12255v1_s0_m100_6ae69987ffe1.xml")

@@ -299,3 +299,31 @@ def test_uvicorns_own_h11_protocol_leaves_tcp_nodelay_off_on_such_a_socket():
     nodelay, _ = nodelay_of_held_connection(H11Protocol)
 
     assert nodelay == 0
+
+
+def test_the_single_exchange_hooks_have_the_shape_read_in_the_sdk():
+    """api/single_exchange.py: serve_one, a born-ready connection, the manager's lifespan state."""
+    from mcp.server.connection import Connection
+    from mcp.server.runner import serve_one
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
+
+    hook = f"single_exchange hooks (mcp {MCP_VERSION})"
+    assert parameters(serve_one) == [
+        "server",
+        "dctx",
+        "method",
+        "params",
+        "connection",
+        "lifespan_state",
+    ], hook
+    assert parameters(Connection.from_envelope)[:3] == [
+        "protocol_version",
+        "client_info",
+        "client_capabilities",
+    ], hook
+    assert handler_exception_to_error_data(ValueError("x")) is None, hook
+    assert hasattr(StreamableHTTPSessionManager, "_handle_stateless_request"), hook
+    manager = tool_server()
+    manager.streamable_http_app(json_response=True, stateless_http=True)
+    assert "_lifespan_state" in vars(manager.session_manager), hook

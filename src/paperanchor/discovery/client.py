@@ -3,7 +3,7 @@
     discovery = Discovery(settings, upstream=upstream, store=store)
     await discovery.metadata([ref, …])        # up to 20 papers, one API request: {idv: Metadata}
     await discovery.metadata_of(ref)          # one paper's Metadata, or NotFound
-    await discovery.outline_metadata(ref)     # the cached Metadata, else None while it is fetched
+    await discovery.outline_metadata(ref, 1)  # kept, else fetched within 1 s (batched), else None
     await discovery.search(query)             # query.search_query(…) -> SearchPage
     await discovery.citations(ref, limit)     # Citations (Semantic Scholar)
     await discovery.trends(category, days)    # Trends
@@ -25,6 +25,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import math
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -50,9 +51,9 @@ SEMANTIC_SCHOLAR = "Semantic Scholar"
 SEARCH_TTL_S = 3600.0  # SPEC §4 leaves it to us: a search's newest results may change hourly
 TRENDS_TTL_S = 3600.0  # one search
 CITATIONS_TTL_S = 86400.0  # SPEC §4: cached for a day
-# Fetches of outline metadata left running after their outline answered without it (each is
-# one API request, bounded by the gate's queue and the timeouts); past this many, an outline
-# does not start another one and answers `metadata: null`.
+# Papers whose outline metadata is queued or sent after their outline answered without it
+# (sent 20 to a request, bounded by the timeouts); past this many, an outline does not queue
+# another one and answers `metadata: null`.
 MAX_BACKGROUND = 64
 _ATOM = {"Accept": "application/atom+xml"}
 # An error answer's body is read this far: arXiv's error feed is 1.3 kB, S2's error a line.
@@ -93,7 +94,11 @@ class Discovery:
         api_key = secret.get_secret_value() if secret is not None else None
         self._s2_headers = {"Accept": "application/json", **s2.headers(api_key)}
         self._flight: SingleFlight[str, Any] = SingleFlight()
-        self._background: dict[str, asyncio.Task[Metadata]] = {}
+        # the outlines' metadata requests: queued for the API's next turn, then sent (one
+        # request per batch); each with the future its outlines wait on
+        self._queued: dict[str, tuple[PaperRef, asyncio.Future[Metadata | None]]] = {}
+        self._sent: dict[str, tuple[PaperRef, asyncio.Future[Metadata | None]]] = {}
+        self._batches: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Discovery:
         return self
@@ -103,10 +108,13 @@ class Discovery:
 
     async def aclose(self) -> None:
         """Cancel the metadata fetches outlines left running (the HTTP client is the upstream's)."""
-        tasks = list(self._background.values())
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        if self._batches is not None:
+            self._batches.cancel()
+            await asyncio.gather(self._batches, return_exceptions=True)
+        for _, answer in [*self._queued.values(), *self._sent.values()]:
+            answer.cancel()
+        self._queued.clear()
+        self._sent.clear()
 
     # -- what can be asked --------------------------------------------------------------------
 
@@ -173,36 +181,71 @@ class Discovery:
             return self._no_arxiv(f"The metadata of {names}")
         return NotFound(f"The arXiv API has no paper {names}")
 
-    async def outline_metadata(self, ref: PaperRef) -> Metadata | None:
+    async def outline_metadata(self, ref: PaperRef, within: float = math.inf) -> Metadata | None:
         """The paper's metadata for its outline: kept, else fetched; None when it cannot be had.
 
-        The fetch runs on its own, so that an outline that stops waiting for it (the service
-        waits a moment only) leaves it to finish and be kept for the next outline. It never
-        raises: an outline answers without metadata rather than fail.
+        The fetch is queued for the API's next turn, when every paper queued by then goes out
+        in one `id_list` request, and is kept for the next outline. An outline waits for it
+        only when its answer can come `within` seconds: a turn further off than that answers
+        None at once. It never raises: an outline answers without metadata rather than fail.
         """
         if ref.is_local:
             return None
         try:
             kept = await self._read(_metadata_key(ref), Metadata, _metadata_of(ref))
-            if kept is not None or not self.asks_arxiv:
-                return kept
-            task = self._background.get(ref.idv)
-            if task is None:
-                if len(self._background) >= MAX_BACKGROUND:
-                    return None
-                task = asyncio.ensure_future(self.metadata_of(ref))
-                self._background[ref.idv] = task
-                task.add_done_callback(lambda done: self._finished(ref.idv, done))
-            return await asyncio.shield(task)
         except PaperAnchorError as exc:
             log.info("no metadata for the outline of %s: %s", ref.idv, exc.wire_text())
             return None
+        if kept is not None or not self.asks_arxiv:
+            return kept
+        sent = ref.idv in self._sent
+        turn = 0.0 if sent else self._arxiv_turn_in()
+        answer = self._queue_metadata(ref)
+        if answer is None:
+            return None
+        if not sent and turn > within:
+            log.info("the metadata of %s waits %.1f s for the API's turn", ref.idv, turn)
+            return None
+        return await asyncio.shield(answer)
 
-    def _finished(self, idv: str, task: asyncio.Task[Metadata]) -> None:
-        if self._background.get(idv) is task:
-            del self._background[idv]
-        if not task.cancelled():
-            task.exception()  # retrieved, whether or not an outline still waited for it
+    def _arxiv_turn_in(self) -> float:
+        return self.upstream.turn_in(self.settings.arxiv_api_url, self._arxiv_gate)
+
+    def _queue_metadata(self, ref: PaperRef) -> asyncio.Future[Metadata | None] | None:
+        """The future answer of `ref`'s metadata, queued for the next batch unless it is already;
+        None when MAX_BACKGROUND fetches are queued or sent."""
+        known = self._queued.get(ref.idv) or self._sent.get(ref.idv)
+        if known is not None:
+            return known[1]
+        if len(self._queued) + len(self._sent) >= MAX_BACKGROUND:
+            return None
+        answer: asyncio.Future[Metadata | None] = asyncio.get_running_loop().create_future()
+        self._queued[ref.idv] = (ref, answer)
+        if self._batches is None or self._batches.done():
+            self._batches = asyncio.ensure_future(self._send_batches())
+        return answer
+
+    async def _send_batches(self) -> None:
+        """Send the queued papers' metadata requests, each batch when the API's turn comes."""
+        while self._queued:
+            # The queue fills while the gap runs; a request in flight or in line moves the
+            # turn, so it is looked at again after each wait.
+            while (wait := self._arxiv_turn_in()) > 0:
+                await asyncio.sleep(wait)
+            batch = list(self._queued.items())[: query.ID_LIST_MAX]
+            for idv, queued in batch:
+                del self._queued[idv]
+                self._sent[idv] = queued
+            found: dict[str, Metadata] = {}
+            try:
+                found = await self._fetch([ref for _, (ref, _) in batch])
+            except PaperAnchorError as exc:
+                log.info("no metadata for %d outlines: %s", len(batch), exc.wire_text())
+            finally:
+                for idv, (_, answer) in batch:
+                    self._sent.pop(idv, None)
+                    if not answer.done():
+                        answer.set_result(found.get(idv))
 
     async def _fetch(self, refs: list[PaperRef]) -> dict[str, Metadata]:
         subject = refs[0].idv if len(refs) == 1 else f"{len(refs)} papers ({refs[0].idv}, …)"

@@ -1,0 +1,187 @@
+"""`POST /mcp` without a session per request: a tool call answered in the request's own task.
+
+The SDK's stateless Streamable HTTP manager builds, for every POST of a 2025-era client, a
+server transport with its memory streams and message router, a task in its task group, a
+JSON-RPC dispatcher with a task group of its own, and a connection, then passes the request
+through those streams to `ServerRunner.on_request` and its answer back (streamable_http_manager.
+py `_handle_stateless_request`): in-process a warm `read` cost the server 2.7× the REST read, of
+which the tool itself is a tenth. A stateless server with JSON answers needs none of it for a
+request that is one JSON-RPC request: this app runs `tools/call` and `tools/list` with the
+SDK's single-exchange driver (`mcp.server.runner.serve_one`, what it uses for 2026-era
+requests) under a born-ready connection of the header's version, as the manager does, and
+writes the answer as its transport writes it. Everything else (initialize, notifications,
+batches, other versions, a request the SDK would refuse) goes to the SDK's app unchanged, its
+body replayed.
+
+Hooks into the SDK beyond its documented calls, pinned by tests/api/test_sdk_hooks.py and the
+mcp pin in pyproject.toml: `serve_one`, `Connection.from_envelope`, the manager's
+`_lifespan_state` and `handler_exception_to_error_data`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import pydantic_core
+from mcp.server.connection import Connection
+from mcp.server.runner import serve_one
+from mcp.server.streamable_http import check_accept_headers
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecurityMiddleware
+from mcp.shared.dispatcher import CallOptions
+from mcp.shared.exceptions import NoBackChannelError
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
+from mcp.shared.message import MessageMetadata, ServerMessageMetadata
+from mcp.shared.transport_context import TransportContext
+from mcp_types import DEFAULT_NEGOTIATED_VERSION, ErrorData, JSONRPCError, JSONRPCResponse
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+log = logging.getLogger(__name__)
+
+# The requests answered here: a session would add nothing to them.
+SINGLE = frozenset({"tools/call", "tools/list"})
+_JSON = "application/json"
+
+
+@dataclass
+class _Exchange:
+    """The dispatch context of one request with no back channel (JSON answers carry none)."""
+
+    request_id: str | int
+    message_metadata: MessageMetadata
+    transport: TransportContext = field(
+        default_factory=lambda: TransportContext(kind="streamable-http", can_send_request=False)
+    )
+    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
+    can_send_request: bool = False
+
+    async def send_raw_request(
+        self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
+    ) -> dict[str, Any]:
+        """No request can reach the client from a JSON answer."""
+        raise NoBackChannelError(method)
+
+    async def notify(
+        self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
+    ) -> None:
+        """Dropped, as the SDK's JSON-answer transport drops them."""
+
+    async def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Dropped: a JSON answer has no stream to carry progress."""
+
+
+class SingleExchange:
+    """The /mcp endpoint: `SINGLE` requests in their own task, the rest to the SDK's `app`."""
+
+    def __init__(self, app: ASGIApp, manager: StreamableHTTPSessionManager) -> None:
+        if not (manager.stateless and manager.json_response):
+            raise ValueError("a single exchange needs a stateless manager with JSON answers")
+        self.app = app
+        self.manager = manager
+        self.security = TransportSecurityMiddleware(manager.security_settings)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
+        has_json, _ = check_accept_headers(request)
+        if (
+            (version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS)
+            or not has_json
+            or await self.security.validate_request(request, is_post=True) is not None
+        ):
+            await self.app(scope, receive, send)
+            return
+        body, more = await self._body(receive)
+        message = _single_request(body) if not more else None
+        if message is None:
+            await self.app(scope, _replay(body, more, receive), send)
+            return
+        answer = await self._answer(request, message, version or DEFAULT_NEGOTIATED_VERSION)
+        await Response(
+            answer.model_dump_json(by_alias=True, exclude_unset=True),
+            headers={"Content-Type": _JSON},
+        )(scope, receive, send)
+
+    async def _body(self, receive: Receive) -> tuple[bytes, bool]:
+        """The body up to the manager's limit, and whether more of it is left unread."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return b"".join(chunks), False
+            chunk = message.get("body", b"")
+            chunks.append(chunk)
+            size += len(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks), False
+            if size > self.manager.max_request_body_size:
+                return b"".join(chunks), True  # the SDK refuses it, in its words
+
+    async def _answer(
+        self, request: Request, message: dict[str, Any], version: str
+    ) -> JSONRPCResponse | JSONRPCError:
+        request_id = message["id"]
+        exchange = _Exchange(request_id, ServerMessageMetadata(request_context=request))
+        connection = Connection.from_envelope(version, None, None)
+        try:
+            result = await serve_one(
+                self.manager.app,
+                exchange,
+                message["method"],
+                message.get("params"),
+                connection=connection,
+                lifespan_state=self.manager._lifespan_state,
+            )
+        except Exception as exc:
+            error = handler_exception_to_error_data(exc)
+            if error is None:
+                # as the SDK's JSON-RPC dispatcher answers an unmapped exception
+                log.exception("handler for %r raised", message["method"])
+                error = ErrorData(code=0, message=str(exc))
+            return JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+        return JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result)
+
+
+def _single_request(body: bytes) -> dict[str, Any] | None:
+    """The body as one JSON-RPC request answered here, else None (the SDK says what is wrong)."""
+    try:
+        message = pydantic_core.from_json(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return None
+    if message.get("method") not in SINGLE or set(message) - {"jsonrpc", "id", "method", "params"}:
+        return None
+    request_id = message.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        return None
+    params = message.get("params")
+    return message if params is None or isinstance(params, dict) else None
+
+
+def _replay(body: bytes, more: bool, receive: Receive) -> Receive:
+    """`receive` with the body read so far given back first."""
+    given = False
+
+    async def again() -> Message:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": more}
+        return await receive()
+
+    return again

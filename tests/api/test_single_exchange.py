@@ -1,0 +1,122 @@
+"""POST /mcp answered in its request's task (api/single_exchange.py): byte for byte what the
+SDK's stateless session manager answers, for the requests it takes and those it passes on."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.routing import Route
+
+from paperanchor.api.single_exchange import SingleExchange
+from paperanchor.app import create_app
+from tests.api.conftest import settings_for
+
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+LEGACY = {**HEADERS, "mcp-protocol-version": "2025-06-18"}
+
+
+def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+
+
+REQUESTS: list[tuple[dict[str, str], Any]] = [
+    (LEGACY, call("read", {"paper": "local/full", "anchor": "S1"})),
+    (HEADERS, call("outline", {"paper": "local/full"})),
+    (LEGACY, call("read", {"paper": "local/full", "maxTokens": "many"})),
+    (LEGACY, call("read", {"paper": "local/nothing-here"})),
+    (LEGACY, call("read", {"paper": "local/full", "colour": "blue"})),
+    (LEGACY, call("no_such_tool", {})),
+    (LEGACY, {"jsonrpc": "2.0", "id": "list", "method": "tools/list"}),
+    (LEGACY, {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"arguments": {}}}),
+    (LEGACY, {"jsonrpc": "2.0", "id": 9, "method": "ping"}),
+    (LEGACY, {"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    (LEGACY, [call("read", {"paper": "local/full"})]),
+    ({**LEGACY, "accept": "text/html"}, call("read", {"paper": "local/full"})),
+    ({**LEGACY, "content-type": "text/plain"}, call("read", {"paper": "local/full"})),
+    (LEGACY, "{not json"),
+]
+
+
+async def asgi_post(app: Any, headers: dict[str, str], body: bytes) -> tuple[int, str, bytes]:
+    """One POST /mcp straight to an ASGI app: status, content type, body."""
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"127.0.0.1:8000"), (b"content-length", str(len(body)).encode())]
+        + [(key.encode(), value.encode()) for key, value in headers.items()],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+        "state": {},
+    }
+    messages = [{"type": "http.request", "body": body, "more_body": False}]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop()
+        await asyncio.Event().wait()  # the client stays until the answer is complete
+        raise AssertionError
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    start = sent[0]
+    kind = dict(start["headers"]).get(b"content-type", b"").decode()
+    return start["status"], kind, b"".join(m.get("body", b"") for m in sent[1:])
+
+
+def test_each_request_is_answered_as_the_sdks_session_manager_answers_it(
+    replay_server: Any, papers_dir: Path, tmp_path: Path
+) -> None:
+    settings = settings_for(replay_server, tmp_path, local_dir=papers_dir)("http://127.0.0.1:8000")
+    app = create_app(settings)
+    (route,) = [
+        r for r in app.router.routes if isinstance(r, Route) and r.path == "/mcp" and not r.methods
+    ]
+    assert isinstance(route.app, SingleExchange)
+    fast, sdk = route.app, route.app.app
+
+    async def main() -> list[tuple[Any, Any]]:
+        async with app.router.lifespan_context(app):
+            pairs = []
+            for headers, request in REQUESTS:
+                body = (
+                    request.encode() if isinstance(request, str) else json.dumps(request).encode()
+                )
+                pairs.append(
+                    (await asgi_post(fast, headers, body), await asgi_post(sdk, headers, body))
+                )
+            return pairs
+
+    pairs = asyncio.run(main())
+    for (_, request), (ours, theirs) in zip(REQUESTS, pairs, strict=True):
+        assert ours == theirs, request
+    read = json.loads(pairs[0][0][2])
+    assert read["id"] == 7 and read["result"]["content"][0]["text"].startswith("#")
+    assert pairs[2][0][0] == 200 and b"isError" in pairs[2][0][2]  # a rejected argument
+
+
+def test_a_single_exchange_refuses_a_manager_with_sessions() -> None:
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("x")
+    server.streamable_http_app(json_response=True, stateless_http=False)
+    with pytest.raises(ValueError, match="stateless"):
+        SingleExchange(lambda *_: None, server.session_manager)  # type: ignore[arg-type]
