@@ -513,11 +513,11 @@ class PaperService:
             )
         try:
             view = await self.paper(paper)
-            built = view.outline
-            if built is None:
-                built = await asyncio.to_thread(outline, view)
-                view.outline = built
-            answer = built.copy()  # a copy: its metadata is this answer's
+            kept = view.outline
+            if kept is None:
+                built: shapes.Outline = await asyncio.to_thread(outline, view)
+                view.outline = kept = built
+            answer = cast(shapes.Outline, dict(kept))  # a copy: its metadata is this answer's
         except BaseException:
             if early is not None:
                 early.cancel()  # its fetch goes on, and is kept (outline_metadata)
