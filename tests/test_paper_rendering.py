@@ -6,13 +6,14 @@ from __future__ import annotations
 import pytest
 
 from paperanchor import service
+from paperanchor.paper import LoadedPaper
 from paperanchor.render.markdown import document_chunks, join, node_chunks, tokens_of
 from paperanchor.tree import Section, walk
 from tests.corpus_pages import ALL_PAGES, parsed
 
 
 def _view(name: str) -> service.Paper:
-    return service.Paper.open(service.LocalPaper(parsed(name), f"local/{name}", f"local/{name}"))
+    return service.Paper.open(LoadedPaper(parsed(name), f"local/{name}", f"local/{name}"))
 
 
 @pytest.mark.parametrize("name", ALL_PAGES)
@@ -48,5 +49,5 @@ def test_a_section_is_rendered_once_however_deep_it_sits() -> None:
     assert len(view._sections) == len(sections)
     for section in sections:
         for child in section.children:
-            child_first = view._sections[id(child)][0][0]  # the child's heading
-            assert any(chunk is child_first for chunk in view._sections[id(section)][0])
+            child_first = view._sections[child.id][0][0]  # the child's heading
+            assert any(chunk is child_first for chunk in view._sections[section.id][0])

@@ -763,9 +763,10 @@ def test_a_failed_local_file_is_passed_over_for_the_network(replay, tmp_path, co
 
 
 def _first_figure(document) -> dict:  # type: ignore[no-untyped-def, type-arg]
-    from paperanchor.service import LocalPaper, Paper, figure
+    from paperanchor.paper import LoadedPaper
+    from paperanchor.service import Paper, figure
 
-    return figure(Paper.open(LocalPaper(document, "local/x", "local/x")), "F1")  # type: ignore[return-value]
+    return figure(Paper.open(LoadedPaper(document, "local/x", "local/x")), "F1")  # type: ignore[return-value]
 
 
 def test_a_local_ar5iv_page_keeps_its_images_on_ar5iv(replay, tmp_path, corpus):

@@ -8,9 +8,9 @@ and imports no web library.
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass, field
-from typing import Protocol
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from paperanchor import infer, quotes
 from paperanchor.anchors import AnchorIndex
@@ -25,33 +25,16 @@ from paperanchor.render.markdown import (
     tokens_of,
 )
 from paperanchor.search import Unit, units
-from paperanchor.tree import Document, Node, Paragraph, Section, Text
-
-
-class LoadedLike(Protocol):
-    """What a loader hands over: the tree and where it came from."""
-
-    @property
-    def document(self) -> Document: ...
-    @property
-    def paper(self) -> str: ...
-    @property
-    def idv(self) -> str: ...
-    @property
-    def version(self) -> int | None: ...
-    @property
-    def version_confirmed(self) -> bool: ...
-    @property
-    def source(self) -> str: ...
-    @property
-    def source_url(self) -> str: ...
+from paperanchor.tree import Document, Inline, Node, Paragraph, Section, Text
 
 
 @dataclass(frozen=True, slots=True)
-class LocalPaper:
-    """A paper read from a file by the command line."""
+class LoadedPaper:
+    """A parsed paper's tree and its header (the fields of SPEC §5's Outline header): the one
+    name for where a paper came from, stored as a cache entry (papers.py) and held by its
+    `Paper`. Two are equal when their headers are; `same` also asks for the very same tree."""
 
-    document: Document
+    document: Document = field(compare=False)
     paper: str
     idv: str
     version: int | None = None
@@ -59,8 +42,17 @@ class LocalPaper:
     source: str = "local"
     source_url: str = ""
 
+    def same(self, other: LoadedPaper) -> bool:
+        """Whether `other` is this header over this very tree."""
+        return self == other and self.document is other.document
 
-_SERIALS = itertools.count(1)
+    def header(self) -> LoadedPaper:
+        """This header without its tree, to remember where a paper came from without holding it."""
+        return replace(self, document=NO_TREE)
+
+
+NO_TREE = Document(Inline("", ""), (), None, None, ())
+"""The tree of a header kept without its paper (`LoadedPaper.header`)."""
 
 
 @dataclass
@@ -70,26 +62,29 @@ class Paper:
     Each section is rendered once, into chunks its parent's and the whole paper's chunk lists
     share (the same strings), so an outline's token counts of every section and of the paper
     cost one rendering, and holding them costs about one copy of the paper's Markdown. Only
-    what is read is joined into one string and kept (`_markdown`).
+    what is read is joined into one string and kept (`_markdown`), and so is each section's
+    HTML page (`page`). Every memo is keyed by node id; `rendered_bytes` is what the kept
+    renderings weigh, so that the memory of papers (papers.py) counts them.
     """
 
-    meta: LoadedLike
+    meta: LoadedPaper
     document: Document
     index: AnchorIndex
     _markdown: dict[str, str] = field(default_factory=dict)
-    _sections: dict[int, tuple[list[str], list[str]]] = field(default_factory=dict)
-    """id(section) -> its chunks and the footnote ids they reference, in order."""
+    _sections: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
+    """section id -> its chunks and the footnote ids they reference, in order."""
+    _pages: dict[str, str] = field(default_factory=dict)
+    """node id -> its HTML page (api/pages.py draws it)"""
     _tokens: dict[str, int] = field(default_factory=dict)
     _units: list[Unit] | None = None
     _quotable: list[tuple[Unit, str]] | None = None
     _cited_in: dict[str, list[str]] | None = None
     _inferred: tuple[str | None, list[str] | None] | None = None
-    serial: int = field(default_factory=lambda: next(_SERIALS), compare=False)
-    """this view's number in the process, never reused: what memories of its renderings (the
-    section pages, api/pages.py) are keyed by, so that a paper opened again is a new key"""
+    rendered_bytes: int = 0
+    """sys.getsizeof of the Markdown chunks, joined Markdown and HTML pages kept so far"""
 
     @classmethod
-    def open(cls, loaded: LoadedLike) -> Paper:
+    def open(cls, loaded: LoadedPaper) -> Paper:
         """A paper's view: the loaded tree and its anchor index (rendered lazily)."""
         document: Document = loaded.document
         return cls(loaded, document, AnchorIndex.build(document, loaded.idv))
@@ -101,7 +96,17 @@ class Paper:
         if cached is None:
             cached = join(self.chunks(node_id))
             self._markdown[key] = cached
+            self.rendered_bytes += sys.getsizeof(cached)
         return cached
+
+    def page(self, node_id: str, draw: Callable[[Paper, str], str]) -> str:
+        """The HTML page of a node, drawn by `draw(self, node_id)` once and kept."""
+        page = self._pages.get(node_id)
+        if page is None:
+            page = draw(self, node_id)
+            if self._pages.setdefault(node_id, page) is page:
+                self.rendered_bytes += sys.getsizeof(page)
+        return page
 
     def chunks(self, node_id: str | None) -> list[str]:
         """The Markdown chunks of a node (None: the whole paper), footnotes at the end."""
@@ -116,20 +121,26 @@ class Paper:
         return chunks + footnote_chunks(notes, self.document.footnotes)
 
     def _section(self, section: Section) -> tuple[list[str], list[str]]:
-        kept = self._sections.get(id(section))
+        kept = self._sections.get(section.id)
         if kept is None:
             notes: dict[str, None] = {}
+            own = 0  # the bytes of the chunks this section adds (its subsections count theirs)
 
             def inner(block: Node) -> list[str]:
+                nonlocal own
                 if isinstance(block, Section):
                     chunks, inner_notes = self._section(block)
                     notes.update(dict.fromkeys(inner_notes))
                     return chunks
                 notes.update(dict.fromkeys(notes_in([block])))
-                return block_chunks(block)
+                chunks = block_chunks(block)
+                own += sum(sys.getsizeof(chunk) for chunk in chunks)
+                return chunks
 
-            kept = (section_chunks(section, inner), list(notes))
-            self._sections[id(section)] = kept
+            chunks = section_chunks(section, inner)
+            kept = (chunks, list(notes))
+            self._sections[section.id] = kept
+            self.rendered_bytes += own + sys.getsizeof(chunks) + sys.getsizeof(chunks[0])
         return kept
 
     def rendered(self, anchor: str | None) -> bool:

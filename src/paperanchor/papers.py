@@ -12,14 +12,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from paperanchor.codec import Codec
 from paperanchor.coordination import Coordination
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, TooLarge
 from paperanchor.flight import SingleFlight
-from paperanchor.paper import Paper
+from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse.pdf import parse_pdf
 from paperanchor.refs import PaperRef, parse_ref
 from paperanchor.settings import Settings
@@ -44,12 +44,16 @@ UNSETTLED_MEMORY_S = 600.0
 LOCAL_FINGERPRINTS = 1024
 # A remembered "no such paper" is its error detail: a short sentence naming the paper.
 _MISSING_DETAIL_CHARS = 500
-# What a held paper costs in memory, per byte of its cache entry: its tree, its view's anchor
-# index and the rendered Markdown of every section (an outline renders them all), and what the
-# allocator keeps around them. Measured as resident memory above idle of `paperanchor serve`
-# holding papers within its bound (tests/test_memory.py, /proc's VmRSS): 8.9x for pages of
-# 8.8 MB (5.6 MB entries, two held), 8.4x for pages of 42 MB (27 MB entries, two held).
-MEMORY_PER_ENTRY_BYTE = 10
+# A held Paper weighs its tree and anchor index, TREE_PER_ENTRY_BYTE per byte of its cache
+# entry, plus its renderings as they are kept (Paper.rendered_bytes: sys.getsizeof of its
+# Markdown chunks and strings and its HTML pages, counted at each `get`). The tree's factor:
+# decoding an entry and opening its view allocates 2.4-3.2x the entry's bytes of Python
+# objects (scripts/paper_weight.py, tracemalloc: 2501.11120v1 3.1x, submission-5393936 3.2x,
+# ssh-electron-phonon 2.4x; the renderings are counted as 0.6-0.9x, above what they allocate),
+# and `paperanchor serve` holding papers within its bound showed 8.4-8.9x resident memory
+# above idle per entry byte with every section rendered (tests/test_memory.py, /proc's VmRSS;
+# pages of 8.8 and 42 MB): what the allocator keeps around a tree is counted with the tree.
+TREE_PER_ENTRY_BYTE = 9
 # glibc keeps what a large parse frees (lxml's tree of a 42 MB page, ~380 MB) in its heap, and
 # a server that parsed such a page stayed that much larger whatever it held; malloc_trim hands
 # it back (six copies of that page, two held: 979 MB resident without it, 557 MB with it). It
@@ -77,19 +81,6 @@ MALLOC_ARENAS = 2
 PDF_PARSES = 2
 
 
-@dataclass(frozen=True, slots=True)
-class LoadedPaper:
-    """A parsed paper and where it came from (the fields of SPEC §5's Outline header)."""
-
-    document: Document
-    paper: str
-    idv: str
-    version: int | None
-    version_confirmed: bool
-    source: str
-    source_url: str
-
-
 def paper_codec(max_html_bytes: int = 50 << 20) -> Codec[LoadedPaper]:
     """The cache codec of parsed papers: an entry is at most as large as the largest page."""
     # A paper's entry is smaller than its page (2501.11120v1: 0.4 MB for 0.7 MB of HTML, a
@@ -102,9 +93,17 @@ def paper_codec(max_html_bytes: int = 50 << 20) -> Codec[LoadedPaper]:
 class _Kept:
     loaded: LoadedPaper
     expires: float
-    weight: int
+    size: int
+    """the paper's cache entry in bytes, what its tree is weighed by (TREE_PER_ENTRY_BYTE)"""
     view: Paper | None = None
     """the paper's view (anchor index, renderings), opened on its first `get` and kept here"""
+    rendered: int = 0
+    """the view's `rendered_bytes` as last counted in the memory's weight"""
+
+    @property
+    def weight(self) -> int:
+        """The bytes this entry is counted as: its tree and index, and its renderings."""
+        return self.size * TREE_PER_ENTRY_BYTE + self.rendered
 
 
 class Papers:
@@ -159,7 +158,7 @@ class Papers:
         self._settled_lock = threading.Lock()  # read from the store's worker threads too
         self._held = 0  # the weights of what _settled holds
         # (reference, fingerprint) -> the parse's memory key and the paper's header
-        self._local_known: OrderedDict[tuple[str, str], tuple[str, _Header]] = OrderedDict()
+        self._local_known: OrderedDict[tuple[str, str], tuple[str, LoadedPaper]] = OrderedDict()
         self._key_of: dict[str, str] = {}  # idv -> the memory key its paper is held under
         self.cache_hits = 0
         self.fetches = 0
@@ -188,6 +187,8 @@ class Papers:
             # hostile one): never on the event loop, where every other request waits for it.
             view = await asyncio.to_thread(Paper.open, loaded)
             self._attach(loaded, view)
+        else:
+            self._count_renderings(loaded, view)
         return view
 
     def _held_entry(self, loaded: LoadedPaper) -> _Kept | None:
@@ -206,6 +207,23 @@ class Papers:
             kept = self._held_entry(loaded)
             if kept is not None:  # a paper not held (too large to fit) keeps no view either
                 kept.view = view
+
+    def _count_renderings(self, loaded: LoadedPaper, view: Paper) -> None:
+        """Count in the memory's weight what the view has rendered since it was last counted
+        (its renderings are made after `get` answers, so each `get` counts the ones before it),
+        evicting the least recently used past the bound."""
+        with self._settled_lock:
+            kept = self._held_entry(loaded)
+            if kept is None or kept.view is not view or kept.rendered == view.rendered_bytes:
+                return
+            self._held += view.rendered_bytes - kept.rendered
+            kept.rendered = view.rendered_bytes
+            self._evict()
+
+    def _evict(self) -> None:
+        """Drop the least recently used papers until the rest fit (caller holds the lock)."""
+        while self._held > self.memory_bytes and self._settled:
+            self._forget(next(iter(self._settled)))
 
     def views(self) -> list[Paper]:
         """The views held, least recently used first."""
@@ -375,7 +393,7 @@ class Papers:
         loaded = _resolved(document, page)
         if loaded is None:
             return None
-        if held is not None and _same(held, loaded):
+        if held is not None and held.same(loaded):
             return held
         self._keep(key, loaded, settled=True, size=size or len(page.html))
         if held is None:
@@ -398,9 +416,9 @@ class Papers:
                 self._local_known.move_to_end((ref.idv, fingerprint))
         if known is None:
             return None
-        key, header = known
+        key, header = known  # the paper's header without its tree
         held = self._recall(key)
-        if held is not None and _header(held) == header:
+        if held is not None and held == header:
             self.cache_hits += 1
             return held  # the very paper held, so the service's views of it are kept too
         if held is not None:
@@ -410,14 +428,14 @@ class Papers:
             if found is None:
                 return None  # no longer kept: read and parse it again
             document, size = found[0].document, found[1]
-        loaded = LoadedPaper(document, *header)
+        loaded = replace(header, document=document)
         self.cache_hits += 1
         self._keep(key, loaded, settled=True, size=size)
         return loaded
 
     def _know_local(self, ref: PaperRef, fingerprint: str, key: str, loaded: LoadedPaper) -> None:
         with self._settled_lock:
-            self._local_known[(ref.idv, fingerprint)] = (key, _header(loaded))
+            self._local_known[(ref.idv, fingerprint)] = (key, loaded.header())
             while len(self._local_known) > LOCAL_FINGERPRINTS:
                 self._local_known.popitem(last=False)
 
@@ -477,19 +495,18 @@ class Papers:
     def _keep(self, key: str, loaded: LoadedPaper, *, settled: bool, size: int) -> None:
         """Hold `loaded` in memory as `size` bytes of entry, evicting the least recently used."""
         ttl = min(self.settings.latest_ttl_s, UNSETTLED_MEMORY_S)
-        weight = size * MEMORY_PER_ENTRY_BYTE
         with self._settled_lock:
             old = self._settled.get(key)
             view = old.view if old is not None and old.loaded is loaded else None
             self._forget(key)
-            if (not settled and ttl <= 0) or weight > self.memory_bytes:
+            kept = _Kept(loaded, 0.0, size, view, view.rendered_bytes if view is not None else 0)
+            if (not settled and ttl <= 0) or kept.weight > self.memory_bytes:
                 return  # served, not held: it would not fit at all
-            expires = math.inf if settled else time.monotonic() + ttl
-            self._settled[key] = _Kept(loaded, expires, weight, view)
+            kept.expires = math.inf if settled else time.monotonic() + ttl
+            self._settled[key] = kept
             self._key_of[loaded.idv] = key
-            self._held += weight
-            while self._held > self.memory_bytes:
-                self._forget(next(iter(self._settled)))
+            self._held += kept.weight
+            self._evict()
 
     def _forget(self, key: str) -> None:
         kept = self._settled.pop(key, None)
@@ -502,7 +519,7 @@ class Papers:
         """The entry size `key` is held as (0 when it is not held)."""
         with self._settled_lock:
             kept = self._settled.get(key)
-            return kept.weight // MEMORY_PER_ENTRY_BYTE if kept is not None else 0
+            return kept.size if kept is not None else 0
 
     @property
     def memory_held(self) -> int:
@@ -604,21 +621,6 @@ def _entry(document: Document, page: FetchedPage) -> LoadedPaper:
     )
 
 
-_Header = tuple[str, str, int | None, bool, str, str]
-"""A paper's fields but its tree: paper, idv, version, version_confirmed, source, source_url."""
-
-
-def _header(loaded: LoadedPaper) -> _Header:
-    return (
-        loaded.paper,
-        loaded.idv,
-        loaded.version,
-        loaded.version_confirmed,
-        loaded.source,
-        loaded.source_url,
-    )
-
-
 def _local_key(page: FetchedPage) -> str:
     """A local file's parse is kept by its bytes: a file can change under the same name."""
     digest = hashlib.sha256(page.base_url.encode() + b"\0" + page.html).hexdigest()
@@ -640,14 +642,6 @@ def _missing_detail(raw: bytes | None, ref: PaperRef) -> str | None:
     if ref.idv not in detail or not detail.isprintable():
         return None
     return detail
-
-
-def _same(held: LoadedPaper, loaded: LoadedPaper) -> bool:
-    """Whether two papers are the same tree with the same header (the tree by identity)."""
-    return held.document is loaded.document and all(
-        getattr(held, name) == getattr(loaded, name)
-        for name in ("paper", "idv", "version", "version_confirmed", "source", "source_url")
-    )
 
 
 def _resolved(document: Document, page: FetchedPage) -> LoadedPaper | None:
