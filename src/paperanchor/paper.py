@@ -71,8 +71,9 @@ class Paper:
     document: Document
     index: AnchorIndex
     _markdown: dict[str, str] = field(default_factory=dict)
-    _sections: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
-    """section id -> its chunks and the footnote ids they reference, in order."""
+    _sections: dict[str, tuple[Section, list[str], list[str]]] = field(default_factory=dict)
+    """section id -> the section, its chunks and the footnote ids they reference, in order
+    (the section is kept to tell apart two that a hostile page gave one id)."""
     _pages: dict[str, str] = field(default_factory=dict)
     """node id -> its HTML page (api/pages.py draws it)"""
     _tokens: dict[str, int] = field(default_factory=dict)
@@ -122,26 +123,27 @@ class Paper:
 
     def _section(self, section: Section) -> tuple[list[str], list[str]]:
         kept = self._sections.get(section.id)
-        if kept is None:
-            notes: dict[str, None] = {}
-            own = 0  # the bytes of the chunks this section adds (its subsections count theirs)
+        if kept is not None and kept[0] is section:
+            return kept[1], kept[2]
+        notes: dict[str, None] = {}
+        own = 0  # the bytes of the chunks this section adds (its subsections count theirs)
 
-            def inner(block: Node) -> list[str]:
-                nonlocal own
-                if isinstance(block, Section):
-                    chunks, inner_notes = self._section(block)
-                    notes.update(dict.fromkeys(inner_notes))
-                    return chunks
-                notes.update(dict.fromkeys(notes_in([block])))
-                chunks = block_chunks(block)
-                own += sum(sys.getsizeof(chunk) for chunk in chunks)
+        def inner(block: Node) -> list[str]:
+            nonlocal own
+            if isinstance(block, Section):
+                chunks, inner_notes = self._section(block)
+                notes.update(dict.fromkeys(inner_notes))
                 return chunks
+            notes.update(dict.fromkeys(notes_in([block])))
+            chunks = block_chunks(block)
+            own += sum(sys.getsizeof(chunk) for chunk in chunks)
+            return chunks
 
-            chunks = section_chunks(section, inner)
-            kept = (chunks, list(notes))
-            self._sections[section.id] = kept
+        chunks = section_chunks(section, inner)
+        if kept is None:
+            self._sections[section.id] = (section, chunks, list(notes))
             self.rendered_bytes += own + sys.getsizeof(chunks) + sys.getsizeof(chunks[0])
-        return kept
+        return chunks, list(notes)
 
     def rendered(self, anchor: str | None) -> bool:
         """Whether `anchor` names, without fuzzy matching, a node whose Markdown is ready."""
