@@ -12,7 +12,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from paperanchor.codec import Codec
@@ -23,7 +23,7 @@ from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse.pdf import parse_pdf
 from paperanchor.refs import PaperRef, parse_ref
 from paperanchor.settings import Settings
-from paperanchor.sources import FetchedPage, PaperMissing, Sources
+from paperanchor.sources import Absent, FetchedPage, PaperMissing, Sources
 from paperanchor.store import BestEffort, PaperCache, Store, open_store
 from paperanchor.tree import Document
 
@@ -280,71 +280,91 @@ class Papers:
         return cached
 
     async def _fetch(self, ref: PaperRef) -> LoadedPaper:
-        """Fetch and parse `ref` from the first source with a readable rendering of it, then
-        cache it (a local document: its parse only).
+        """The source policy (docs/fetching.md), in one loop: ask each source in turn (the
+        local directory's files, then arXiv's HTML, ar5iv and arXiv's PDF), parse its page,
+        settle its version, and accept it or ask the next; then cache what was accepted (a
+        local document: its parse only).
 
-        A source's page is parsed before the next source is asked: a local `<id>.html` of
-        another version than the one asked for is passed over, and so is a failed rendering
-        (a conversion that died before the body, SPEC §2), which is served only when no
-        source has better, and then never cached. A paper no source has is remembered for
-        PAPERANCHOR_NOT_FOUND_TTL_S.
+        Passed over: a local `<id>.html` of another version than the one asked for, a PDF
+        without a text layer, and a failed rendering (a conversion that died before the body,
+        SPEC §2), which is served only when no source has better, and then never cached. A
+        paper no source has is remembered for PAPERANCHOR_NOT_FOUND_TTL_S.
         """
-        failed: LoadedPaper | None = None
-        unreadable: list[str] = []  # PDFs without a text layer, each a reason
+        passed = _Passed()
         try:
-            async with aclosing(self.sources.pages(ref)) as pages:
+            found = False
+            async with aclosing(self.sources.local_pages(ref)) as pages:
                 async for page in pages:
-                    try:
-                        if page.source == "local":
-                            local = await self._local_paper(page)
-                        else:
-                            self.fetches += 1
-                            base_url = page.base_url or page.source_url
-                            document = await self._parse_page(page, base_url)
-                            local = _resolved(document, page)
-                    except _NoText as exc:
-                        unreadable.append(exc.detail)
-                        continue  # not a paper to serve: a later source may have one
-                    except (ParseError, TooLarge) as exc:
-                        if failed is None or page.kind != "pdf":
-                            raise
-                        # a PDF the reader refuses is no better than the failed rendering
-                        log.info("%s; serving the failed rendering", exc.detail)
+                    found = True
+                    if (loaded := await self._read(ref, page, passed)) is not None:
+                        return loaded
+            if not (ref.is_local and found):  # a local reference's file is all there is
+                absents: list[Absent] = []
+                pdf_read = False
+                for ask in self.sources.network(ref):
+                    answer = await ask()
+                    if isinstance(answer, Absent):
+                        absents.append(answer)
                         continue
-                    if local is None:
-                        continue  # a local file holds another version than the one asked for
-                    loaded = local
-                    if loaded.document.quality == "failed":
-                        log.info("%s's rendering of %s failed; asking on", page.source, ref.idv)
-                        failed = failed or loaded
-                        continue
-                    if loaded.source == "local":
-                        if page.fingerprint:
-                            self._know_local(ref, page.fingerprint, _local_key(page), loaded)
-                    else:
-                        size = await asyncio.to_thread(self._remember, ref, loaded)
-                        settled = _settled(loaded)
-                        self._keep(loaded.idv, loaded, settled=settled, size=size or len(page.html))
-                        await self._release(len(page.html))
-                    return loaded
+                    found = True
+                    pdf_read = answer.kind == "pdf"  # read but not served: it said why
+                    if (loaded := await self._read(ref, answer, passed)) is not None:
+                        return loaded
+                raise self.sources.missing(ref, absents, found=found, pdf_read=pdf_read)
         except PaperMissing as exc:
-            if failed is None:  # a failed rendering is no evidence that the paper is missing
+            if passed.failed is None:  # a failed rendering is no evidence that it is missing
                 self.fetches += 1
-                missing = _with_reasons(exc, unreadable)
+                missing = _with_reasons(exc, passed.unreadable)
                 await self._remember_missing(ref, missing)
                 raise missing from None
         except NotFound as exc:
-            if failed is None:
+            if passed.failed is None:
                 self.fetches += 1
-                raise _with_reasons(exc, unreadable) from None
+                raise _with_reasons(exc, passed.unreadable) from None
         except Exception:
             self.fetches += 1
             raise
-        if failed is None:
+        if passed.failed is None:
             # only a local document's pages end without NotFound: its file was a PDF without text
-            assert unreadable, "pages() raises NotFound when it has nothing"
-            raise NotFound(f"{ref.paper}: " + "; ".join(unreadable))
-        return failed
+            assert passed.unreadable, "the sources raise NotFound when they have nothing"
+            raise NotFound(f"{ref.paper}: " + "; ".join(passed.unreadable))
+        return passed.failed
+
+    async def _read(self, ref: PaperRef, page: FetchedPage, passed: _Passed) -> LoadedPaper | None:
+        """`page` parsed, its version settled and, when it is a paper to serve, cached and
+        returned; None when it is passed over (`passed` says why)."""
+        try:
+            if page.source == "local":
+                loaded = await self._local_paper(page)
+            else:
+                self.fetches += 1
+                base_url = page.base_url or page.source_url
+                document = await self._parse_page(page, base_url)
+                loaded = _resolved(document, page)
+        except _NoText as exc:
+            passed.unreadable.append(exc.detail)
+            return None  # not a paper to serve: a later source may have one
+        except (ParseError, TooLarge) as exc:
+            if passed.failed is None or page.kind != "pdf":
+                raise
+            # a PDF the reader refuses is no better than the failed rendering
+            log.info("%s; serving the failed rendering", exc.detail)
+            return None
+        if loaded is None:
+            return None  # a local file holds another version than the one asked for
+        if loaded.document.quality == "failed":
+            log.info("%s's rendering of %s failed; asking on", page.source, ref.idv)
+            passed.failed = passed.failed or loaded
+            return None
+        if loaded.source == "local":
+            if page.fingerprint:
+                self._know_local(ref, page.fingerprint, _local_key(page), loaded)
+        else:
+            size = await asyncio.to_thread(self._remember, ref, loaded)
+            settled = _settled(loaded)
+            self._keep(loaded.idv, loaded, settled=settled, size=size or len(page.html))
+            await self._release(len(page.html))
+        return loaded
 
     async def _parse_page(self, page: FetchedPage, base_url: str) -> Document:
         """A page's tree, in a worker thread; a PDF's under the process's bound on PDF parses.
@@ -543,6 +563,15 @@ class Papers:
 
 
 _Missing = TypeVar("_Missing", bound=NotFound)
+
+
+@dataclass(slots=True)
+class _Passed:
+    """What the source loop passed over: the first failed rendering, and why PDFs could not
+    be read."""
+
+    failed: LoadedPaper | None = None
+    unreadable: list[str] = field(default_factory=list)
 
 
 class _NoText(Exception):
