@@ -1,6 +1,7 @@
 """One parsed paper and everything derived from it, built lazily and kept with it: the anchor
-index, each section's rendered chunks and token counts, the quotable passages, where each
-reference is cited and the inferred TL;DR and contributions.
+index, each section's rendered chunks and token counts, its section HTML pages, the quotable
+passages, where each reference is cited and the inferred TL;DR and contributions; and
+`LoadedPaper`, the one name of a paper's tree with its header (where it came from).
 
 A `Paper` is what every operation (operations.py, service.py) answers from; it holds no I/O
 and imports no web library.
