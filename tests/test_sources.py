@@ -380,7 +380,7 @@ def test_concurrent_papers_are_serialised_per_host_with_the_gap(replay, tmp_path
 
     pages = asyncio.run(together())
 
-    assert [fetched.ref.idv for fetched in pages] == list(PAGES)
+    assert [fetched.found.idv for fetched in pages] == list(PAGES)
     arrivals = sorted(request.at for request in replay.requests)
     assert len(arrivals) == 3
     assert all(later - earlier >= 0.3 for earlier, later in itertools.pairwise(arrivals))
@@ -566,7 +566,7 @@ def test_offline_serves_the_local_directory(replay, tmp_path, corpus):
 
     fetched = asyncio.run(fetch(settings, "2501.11120"))
 
-    assert fetched.ref.idv == "2501.11120v1" and replay.requests == []
+    assert fetched.found.idv == "2501.11120v1" and replay.requests == []
 
 
 @pytest.mark.parametrize(

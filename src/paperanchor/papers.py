@@ -377,7 +377,7 @@ class Papers:
         what = (
             f"the local file {page.source_url}"
             if page.source == "local"
-            else f"arXiv's PDF of {page.ref.idv}"
+            else f"arXiv's PDF of {page.found.idv}"
         )
         try:
             return await _bounded(self._pdf_slots, self._parse_pdf, page.html, base_url)
@@ -644,7 +644,7 @@ def _settled(loaded: LoadedPaper) -> bool:
 
 def _entry(document: Document, page: FetchedPage) -> LoadedPaper:
     """What a local document's cache entry holds: its tree (the rest is resolved per request)."""
-    ref = page.ref
+    ref = page.found
     return LoadedPaper(
         document, ref.paper, ref.idv, ref.version, False, page.source, page.source_url
     )
@@ -674,20 +674,18 @@ def _missing_detail(raw: bytes | None, ref: PaperRef) -> str | None:
 
 
 def _resolved(document: Document, page: FetchedPage) -> LoadedPaper | None:
-    """The paper a parsed page is, its version settled (SPEC §2, Versions): from where it was
-    found (the final URL, a local file's name), else from the page's own furniture (its
-    `<base href>` or arXiv's watermark, read by the parser into `page_idv`), never from body
-    text. ar5iv's version stays unconfirmed. None when a local file's furniture names another
-    version than the one asked for."""
-    ref = page.ref
-    confirmed = page.version_confirmed
-    named = _furniture_version(document.page_idv, ref)
-    if ref.version is None and named is not None and not ref.is_local:
-        asked = page.asked
-        if page.source == "local" and asked is not None and asked.version not in (None, named):
+    """The paper a parsed page is, its version settled (SPEC §2, Versions), here only: where
+    it was found names it (arXiv's final URL, a local file's name: confirmed), else the page's
+    own furniture (its `<base href>` or arXiv's watermark, read by the parser into `page_idv`;
+    confirmed but from ar5iv), never body text; else it is unknown. None when a local file's
+    furniture names another version than the one asked for."""
+    asked = page.ref
+    ref, confirmed = page.found, page.found_version is not None
+    named = _furniture_version(document.page_idv, asked)
+    if ref.version is None and named is not None and not asked.is_local:
+        if page.source == "local" and asked.version not in (None, named):
             return None
-        ref = ref.with_version(named)
-        confirmed = page.source != "ar5iv"
+        ref, confirmed = asked.with_version(named), page.source != "ar5iv"
     return LoadedPaper(
         document=document,
         paper=ref.paper,

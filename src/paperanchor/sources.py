@@ -5,6 +5,10 @@ followed by hand and never off the upstream's host. Every request goes through `
 serialised per host with a minimum gap (across processes too, given a `Coordination` over Redis),
 retried with capped full-jitter backoff, failing fast for a host that is down, bounded in time,
 in queue length and in decoded size. A page that does not end its document is a broken answer.
+
+A source answers a page with what its address says of the version (`FetchedPage.found_version`)
+or its word that it does not have the paper (`Absent`); the order they are asked in, parsing,
+and settling the version are the loop of papers.py (`Papers._fetch`).
 """
 
 from __future__ import annotations
@@ -69,22 +73,29 @@ _ABS_PATH = re.compile(r"(?:^|/)abs(?:/|$)")
 
 @dataclass(frozen=True, slots=True)
 class FetchedPage:
-    """One paper's page as a source answered it, with the version resolved where possible."""
+    """One paper's page as a source answered it, with what says which version it is; the
+    version is settled when the page is parsed (papers.py `_resolved`)."""
 
     ref: PaperRef
+    """The reference this page answers, as it was asked for."""
     html: bytes
     """The page's bytes: LaTeXML HTML, or a PDF when `kind` is "pdf"."""
     source: SourceName
     source_url: str
-    version_confirmed: bool
+    found_version: int | None
+    """The version where the page was found names: arXiv's final URL, a local file's name
+    (`<id>vN.html`); None when it names none (ar5iv never does)."""
     base_url: str = ""
     """What relative links resolve against: the final URL, or the local file's /files/ URL."""
-    asked: PaperRef | None = None
-    """The reference this page answers, as it was asked for."""
     fingerprint: str = ""
     """A local file's name, device, inode, size and times when they can name its bytes (see
     `local_fingerprint`); empty otherwise."""
     kind: PageKind = "html"
+
+    @property
+    def found(self) -> PaperRef:
+        """The reference as where the page was found names it (its version, else none)."""
+        return self.ref if self.ref.is_local else self.ref.with_version(self.found_version)
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,20 +253,12 @@ class Sources:
             html, fingerprint = await asyncio.to_thread(
                 _read_local, path, self.settings.max_html_bytes
             )
-            if ref.is_local:
-                resolved, confirmed = ref, False
-            elif named_version is not None:
-                resolved, confirmed = ref.with_version(named_version), True
-            else:
-                # <id>.html: which version it holds, its furniture says (papers.py)
-                resolved, confirmed = ref.with_version(None), False
             # Clients see the file's name, never the server's folder; the page's relative image
             # paths resolve to this server's /files/ route, which serves the local directory.
             files_url = f"{self.settings.public_base}/files/{quote(path.name)}"
             kind: PageKind = "pdf" if path.suffix == ".pdf" else "html"
-            yield FetchedPage(
-                resolved, html, "local", path.name, confirmed, files_url, ref, fingerprint, kind
-            )
+            found = None if ref.is_local else named_version  # <id>.html: its furniture says
+            yield FetchedPage(ref, html, "local", path.name, found, files_url, fingerprint, kind)
 
     # -- arXiv and ar5iv ------------------------------------------------------------------------
 
@@ -297,9 +300,7 @@ class Sources:
         absent = _classify(answer, ref, "ar5iv")
         if absent is not None:
             return absent
-        return FetchedPage(
-            ref.with_version(None), answer.body, "ar5iv", answer.url, False, answer.url, ref
-        )
+        return FetchedPage(ref, answer.body, "ar5iv", answer.url, None, answer.url)
 
     async def _get_following(
         self,
@@ -386,18 +387,9 @@ def version_in_url(url: str, paper: str) -> int | None:
 def _at_final_url(
     answer: _Answer, ref: PaperRef, source: SourceName, kind: PageKind = "html"
 ) -> FetchedPage:
-    """arXiv's answer as a page, its version the final URL's when it names one (confirmed)."""
+    """arXiv's answer as a page, with the version its final URL names (if any)."""
     found = version_in_url(answer.url, ref.paper)
-    return FetchedPage(
-        ref.with_version(found),
-        answer.body,
-        source,
-        answer.url,
-        found is not None,
-        answer.url,
-        ref,
-        kind=kind,
-    )
+    return FetchedPage(ref, answer.body, source, answer.url, found, answer.url, kind=kind)
 
 
 def _classify(answer: _Answer, ref: PaperRef, label: str) -> Absent | None:
