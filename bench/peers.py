@@ -136,12 +136,12 @@ def score(markdown: str, truth: Truth) -> Score:
 
 def converters() -> dict[str, Callable[[bytes], str]]:
     """Each converter's HTML -> Markdown; the peers are the bench extra's packages."""
+    from paperanchor.paper import LoadedPaper, Paper
     from paperanchor.parse import parse_document
-    from paperanchor.service import LocalPaper, Paper
 
     def paperanchor(data: bytes) -> str:
         document = parse_document(data, "https://example.org/")
-        return Paper.open(LocalPaper(document, "local/x", "local/x")).markdown()
+        return Paper.open(LoadedPaper(document, "local/x", "local/x")).markdown()
 
     found: dict[str, Callable[[bytes], str]] = {"paperanchor": paperanchor}
     try:

@@ -288,7 +288,8 @@ def _report(  # type: ignore[no-untyped-def]
         "capped at two, src/paperanchor/papers.py). The papers' own objects (tree, anchor "
         "index, rendered chunks) are about 0.5 MB each by tracemalloc. The in-memory paper "
         "cache is bounded in bytes (`PAPERANCHOR_MEMORY_MB`, default 512): each held paper "
-        "counts as `MEMORY_PER_ENTRY_BYTE` × its cache entry's size, least recently used first "
+        "counts as `TREE_PER_ENTRY_BYTE` × its cache entry's size plus its renderings, least "
+        "recently used first "
         "out, and the service keeps a paper's views exactly as long.",
         "",
         f"Six distinct copies of a page grown to {large['page_mb']:g} MB, each asked for its "

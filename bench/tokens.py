@@ -11,8 +11,9 @@ import json
 import math
 
 from bench.common import corpus_pages
+from paperanchor.paper import LoadedPaper
 from paperanchor.parse import parse_document
-from paperanchor.service import LocalPaper, Paper, cite, outline, read, search_paper
+from paperanchor.service import Paper, cite, outline, read, search_paper
 from paperanchor.tree import Paragraph, Section
 
 
@@ -49,7 +50,7 @@ def run() -> list[dict[str, object]]:
     rows = []
     for page in corpus_pages():
         document = parse_document(page.read_bytes())
-        paper = Paper.open(LocalPaper(document, "x", "x"))
+        paper = Paper.open(LoadedPaper(document, "x", "x"))
         whole = paper.tokens()
         rows.append(
             {

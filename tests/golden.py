@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 from paperanchor.codec import Codec
+from paperanchor.paper import LoadedPaper
 from paperanchor.parse import PARSER_VERSION, parse_document
-from paperanchor.service import LocalPaper, Paper, outline
+from paperanchor.service import Paper, outline
 from paperanchor.tree import (
     Bibliography,
     Block,
@@ -132,7 +133,7 @@ def dump_tree(document: Document) -> str:
 def render(name: str) -> dict[str, str]:
     """The golden files of one fixture, by file name."""
     document = parse_document((HTML / f"{name}.html").read_bytes(), f"{BASE}{name}.html")
-    paper = Paper.open(LocalPaper(document, f"local/{name}", f"local/{name}"))
+    paper = Paper.open(LoadedPaper(document, f"local/{name}", f"local/{name}"))
     summary = outline(paper)
     return {
         f"{name}.tree.txt": dump_tree(document),

@@ -228,3 +228,34 @@ def test_the_malloc_arenas_are_capped_on_glibc() -> None:
     from paperanchor.papers import _LIBC, limit_malloc_arenas
 
     assert limit_malloc_arenas() is (_LIBC is not None)
+
+
+def test_a_held_paper_s_renderings_count_in_the_memory_and_evict_others(
+    replay: Any, tmp_path: Path
+):
+    script(replay)
+    settings = replay.settings(tmp_path, memory_mb=8)  # both papers and their Markdown
+
+    async def main() -> tuple[int, int, bool, bool]:
+        library = Papers(settings, parse=parse_document, parser_version=PARSER_VERSION)
+        try:
+            other, ref = parse_ref("2402.01234v1"), parse_ref("2501.11120v1")
+            await library.get(other)
+            paper = await library.get(ref)
+            before = library.memory_held
+            paper.tokens(None)  # an outline: every section rendered and kept
+            rendered = paper.rendered_bytes
+            assert await library.get(ref) is paper
+            grown = library.memory_held - before
+            # a 3.5 MB page takes the paper past the bound: the least recently used goes
+            paper.page("S1", lambda _paper, _node_id: "x" * (7 << 19))
+            await library.get(ref)
+            kept = library._recall(ref.idv) is not None
+            return grown, rendered, library._recall(other.idv) is None, kept
+        finally:
+            await library.aclose()
+
+    grown, rendered, other_evicted, kept = asyncio.run(main())
+
+    assert grown == rendered > 0
+    assert other_evicted and kept

@@ -6,13 +6,14 @@ from __future__ import annotations
 import pytest
 
 from paperanchor import service
+from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.render.markdown import document_chunks, join, node_chunks, tokens_of
-from paperanchor.tree import Section, walk
+from paperanchor.tree import Document, Inline, Section, Text, walk
 from tests.corpus_pages import ALL_PAGES, parsed
 
 
 def _view(name: str) -> service.Paper:
-    return service.Paper.open(service.LocalPaper(parsed(name), f"local/{name}", f"local/{name}"))
+    return service.Paper.open(LoadedPaper(parsed(name), f"local/{name}", f"local/{name}"))
 
 
 @pytest.mark.parametrize("name", ALL_PAGES)
@@ -48,5 +49,15 @@ def test_a_section_is_rendered_once_however_deep_it_sits() -> None:
     assert len(view._sections) == len(sections)
     for section in sections:
         for child in section.children:
-            child_first = view._sections[id(child)][0][0]  # the child's heading
-            assert any(chunk is child_first for chunk in view._sections[id(section)][0])
+            child_first = view._sections[child.id][1][0]  # the child's heading
+            assert any(chunk is child_first for chunk in view._sections[section.id][1])
+
+
+def test_two_sections_a_hostile_page_gave_one_id_each_render_their_own_text() -> None:
+    def section(words: str) -> Section:
+        text = Text("S1.p1", Inline(words, words))
+        return Section("S1", "section", "1", "1", Inline("Twice", "Twice"), 1, (text,))
+
+    document = Document(Inline("T", "T"), (), None, None, (section("first"), section("second")))
+    markdown = Paper.open(LoadedPaper(document, "local/x", "local/x")).markdown()
+    assert "first" in markdown and "second" in markdown

@@ -313,8 +313,8 @@ class CountingSources(Sources):
         super().__init__(settings)
         self.asked = 0
 
-    async def pages(self, ref: PaperRef) -> AsyncGenerator[FetchedPage, None]:
-        async for found in super().pages(ref):
+    async def local_pages(self, ref: PaperRef) -> AsyncGenerator[FetchedPage, None]:
+        async for found in super().local_pages(ref):
             self.asked += 1
             yield found
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from paperanchor import service
+from paperanchor.paper import LoadedPaper
 from paperanchor.parse.pdf import parse_pdf
 from paperanchor.render.text import plain_text
 from tests.conftest import CORPUS
@@ -163,7 +164,7 @@ def _paper(file: str) -> service.Paper:
     path = PDFS / file
     name = Path(file).stem
     document = parse_pdf(path.read_bytes(), path.as_uri())
-    return service.Paper.open(service.LocalPaper(document, f"local/{name}", f"local/{name}"))
+    return service.Paper.open(LoadedPaper(document, f"local/{name}", f"local/{name}"))
 
 
 @pytest.mark.parametrize("expected", PAPERS, ids=_IDS)

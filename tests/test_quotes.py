@@ -7,15 +7,15 @@ import random
 import pytest
 from rapidfuzz import fuzz, process
 
+from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.quotes import FUZZY_MIN_SCORE, checked_quote, find
-from paperanchor.service import LocalPaper, Paper
 from tests.corpus_pages import parsed
 
 PAGES = ["html/2501.11120v1.arxiv.html", "generated/synthetic.html"]
 
 
 def _passages(name: str) -> list[str]:
-    paper = Paper.open(LocalPaper(parsed(name), "local/x", "local/x"))
+    paper = Paper.open(LoadedPaper(parsed(name), "local/x", "local/x"))
     return [normal for _unit, normal in paper.quotable()]
 
 

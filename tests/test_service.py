@@ -12,6 +12,7 @@ import pytest
 from paperanchor import service
 from paperanchor.errors import BadRequest, NotFound
 from paperanchor.infer import sentences
+from paperanchor.paper import LoadedPaper
 from paperanchor.papers import Papers
 from paperanchor.parse import parse_document
 from paperanchor.refs import parse_ref
@@ -26,7 +27,7 @@ PUBLIC = "http://127.0.0.1:8000"
 @functools.cache
 def fixture(name: str) -> service.Paper:
     document = parse_document(fixture_path(name).read_bytes(), f"https://example.org/{name}.html")
-    return service.Paper.open(service.LocalPaper(document, f"local/{name}", f"local/{name}"))
+    return service.Paper.open(LoadedPaper(document, f"local/{name}", f"local/{name}"))
 
 
 def test_cite_returns_a_paragraphs_exact_text_and_its_sections_url() -> None:
@@ -291,7 +292,7 @@ def test_every_inferred_sentence_appears_verbatim_in_the_paper(name: str) -> Non
 )
 def test_inference_on_real_papers_is_extractive(name: str) -> None:
     document = parsed(name)
-    paper = service.Paper.open(service.LocalPaper(document, "x", "x"))
+    paper = service.Paper.open(LoadedPaper(document, "x", "x"))
     result = service.outline(paper)
     flat = " ".join(" ".join(plain_text(b) for b in document.blocks).split())
     if document.abstract is not None:

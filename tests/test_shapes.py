@@ -9,9 +9,10 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import TypeAdapter, ValidationError
 
-from paperanchor import service, shapes
+from paperanchor import service
 from paperanchor.api import models
 from paperanchor.app import create_app
+from paperanchor.paper import LoadedPaper, shapes
 from paperanchor.parse.pdf import parse_pdf
 from paperanchor.settings import Settings
 from tests.parse import pdf_samples as samples
@@ -84,4 +85,4 @@ def test_a_read_result_has_exactly_the_fields_of_its_shape_in_order() -> None:
 
 
 def _paper_of(pdf: bytes) -> service.Paper:
-    return service.Paper.open(service.LocalPaper(parse_pdf(pdf), "local/pdf", "local/pdf"))
+    return service.Paper.open(LoadedPaper(parse_pdf(pdf), "local/pdf", "local/pdf"))

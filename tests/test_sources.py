@@ -380,7 +380,7 @@ def test_concurrent_papers_are_serialised_per_host_with_the_gap(replay, tmp_path
 
     pages = asyncio.run(together())
 
-    assert [fetched.ref.idv for fetched in pages] == list(PAGES)
+    assert [fetched.found.idv for fetched in pages] == list(PAGES)
     arrivals = sorted(request.at for request in replay.requests)
     assert len(arrivals) == 3
     assert all(later - earlier >= 0.3 for earlier, later in itertools.pairwise(arrivals))
@@ -566,7 +566,7 @@ def test_offline_serves_the_local_directory(replay, tmp_path, corpus):
 
     fetched = asyncio.run(fetch(settings, "2501.11120"))
 
-    assert fetched.ref.idv == "2501.11120v1" and replay.requests == []
+    assert fetched.found.idv == "2501.11120v1" and replay.requests == []
 
 
 @pytest.mark.parametrize(
@@ -763,9 +763,10 @@ def test_a_failed_local_file_is_passed_over_for_the_network(replay, tmp_path, co
 
 
 def _first_figure(document) -> dict:  # type: ignore[no-untyped-def, type-arg]
-    from paperanchor.service import LocalPaper, Paper, figure
+    from paperanchor.paper import LoadedPaper
+    from paperanchor.service import Paper, figure
 
-    return figure(Paper.open(LocalPaper(document, "local/x", "local/x")), "F1")  # type: ignore[return-value]
+    return figure(Paper.open(LoadedPaper(document, "local/x", "local/x")), "F1")  # type: ignore[return-value]
 
 
 def test_a_local_ar5iv_page_keeps_its_images_on_ar5iv(replay, tmp_path, corpus):

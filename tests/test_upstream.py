@@ -673,7 +673,7 @@ def test_each_redirect_hop_is_a_request_of_its_own_through_the_gate(replay, tmp_
 
     fetched, sent = asyncio.run(run())
 
-    assert fetched.ref.idv == "2501.11120v1" and fetched.version_confirmed
+    assert fetched.found.idv == "2501.11120v1" and fetched.found_version == 1
     assert replay.paths() == ["/html/2501.11120"] * 2 + ["/html/2501.11120v1"] * 2
     assert sent == 4
     arrivals = [request.at for request in replay.requests]

@@ -17,7 +17,7 @@ from typing import Any
 
 from paperanchor import operations
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, internal
-from paperanchor.paper import LocalPaper, Paper
+from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse import parse_document
 from paperanchor.terminal import TerminalText
 
@@ -47,7 +47,7 @@ def _file_paper(path: Path) -> Paper:
     else:
         name = name.removesuffix(".html")
         document = parse_document(data, path.resolve().as_uri())
-    return Paper.open(LocalPaper(document, f"local/{name}", f"local/{name}", source_url=str(path)))
+    return Paper.open(LoadedPaper(document, f"local/{name}", f"local/{name}", source_url=str(path)))
 
 
 def _is_pdf(path: Path, data: bytes) -> bool:

@@ -1,6 +1,7 @@
 """One parsed paper and everything derived from it, built lazily and kept with it: the anchor
-index, each section's rendered chunks and token counts, the quotable passages, where each
-reference is cited and the inferred TL;DR and contributions.
+index, each section's rendered chunks and token counts, its section HTML pages, the quotable
+passages, where each reference is cited and the inferred TL;DR and contributions; and
+`LoadedPaper`, the one name of a paper's tree with its header (where it came from).
 
 A `Paper` is what every operation (operations.py, service.py) answers from; it holds no I/O
 and imports no web library.
@@ -8,12 +9,12 @@ and imports no web library.
 
 from __future__ import annotations
 
-import itertools
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 from paperanchor import infer, quotes, shapes
 from paperanchor.anchors import AnchorIndex
@@ -28,33 +29,16 @@ from paperanchor.render.markdown import (
     tokens_of,
 )
 from paperanchor.search import Unit, units
-from paperanchor.tree import Document, Node, Paragraph, Section, Text
-
-
-class LoadedLike(Protocol):
-    """What a loader hands over: the tree and where it came from."""
-
-    @property
-    def document(self) -> Document: ...
-    @property
-    def paper(self) -> str: ...
-    @property
-    def idv(self) -> str: ...
-    @property
-    def version(self) -> int | None: ...
-    @property
-    def version_confirmed(self) -> bool: ...
-    @property
-    def source(self) -> str: ...
-    @property
-    def source_url(self) -> str: ...
+from paperanchor.tree import Document, Inline, Node, Paragraph, Section, Text
 
 
 @dataclass(frozen=True, slots=True)
-class LocalPaper:
-    """A paper read from a file by the command line."""
+class LoadedPaper:
+    """A parsed paper's tree and its header (the fields of SPEC §5's Outline header): the one
+    name for where a paper came from, stored as a cache entry (papers.py) and held by its
+    `Paper`. Two are equal when their headers are; `same` also asks for the very same tree."""
 
-    document: Document
+    document: Document = field(compare=False)
     paper: str
     idv: str
     version: int | None = None
@@ -62,8 +46,19 @@ class LocalPaper:
     source: str = "local"
     source_url: str = ""
 
+    def same(self, other: LoadedPaper) -> bool:
+        """Whether `other` is this header over this very tree."""
+        return self == other and self.document is other.document
 
-_SERIALS = itertools.count(1)
+    def header(self) -> LoadedPaper:
+        """This header without its tree, to remember where a paper came from without holding it."""
+        return replace(self, document=NO_TREE)
+
+
+NO_TREE = Document(Inline("", ""), (), None, None, ())
+"""The tree of a header kept without its paper (`LoadedPaper.header`)."""
+
+
 T = TypeVar("T")
 # Answers of a held paper kept for the next same request (an outline, recent searches): on a
 # page at the parse bounds an outline costs seconds and a search about one (issue 21 #5); a
@@ -78,15 +73,20 @@ class Paper:
     Each section is rendered once, into chunks its parent's and the whole paper's chunk lists
     share (the same strings), so an outline's token counts of every section and of the paper
     cost one rendering, and holding them costs about one copy of the paper's Markdown. Only
-    what is read is joined into one string and kept (`_markdown`).
+    what is read is joined into one string and kept (`_markdown`), and so is each section's
+    HTML page (`page`). Every memo is keyed by node id; `rendered_bytes` is what the kept
+    renderings weigh, so that the memory of papers (papers.py) counts them.
     """
 
-    meta: LoadedLike
+    meta: LoadedPaper
     document: Document
     index: AnchorIndex
     _markdown: dict[str, str] = field(default_factory=dict)
-    _sections: dict[int, tuple[list[str], list[str]]] = field(default_factory=dict)
-    """id(section) -> its chunks and the footnote ids they reference, in order."""
+    _sections: dict[str, tuple[Section, list[str], list[str]]] = field(default_factory=dict)
+    """section id -> the section, its chunks and the footnote ids they reference, in order
+    (the section is kept to tell apart two that a hostile page gave one id)."""
+    _pages: dict[str, str] = field(default_factory=dict)
+    """node id -> its HTML page (api/pages.py draws it)"""
     _tokens: dict[str, int] = field(default_factory=dict)
     _units: list[Unit] | None = None
     _quotable: list[tuple[Unit, str]] | None = None
@@ -98,12 +98,11 @@ class Paper:
     outline: shapes.Outline | None = None
     """the outline without its metadata once built (service.outline): a warm outline is a copy
     of it on the event loop, not a walk of the tree in a worker thread"""
-    serial: int = field(default_factory=lambda: next(_SERIALS), compare=False)
-    """this view's number in the process, never reused: what memories of its renderings (the
-    section pages, api/pages.py) are keyed by, so that a paper opened again is a new key"""
+    rendered_bytes: int = 0
+    """sys.getsizeof of the Markdown chunks, joined Markdown and HTML pages kept so far"""
 
     @classmethod
-    def open(cls, loaded: LoadedLike) -> Paper:
+    def open(cls, loaded: LoadedPaper) -> Paper:
         """A paper's view: the loaded tree and its anchor index (rendered lazily)."""
         document: Document = loaded.document
         return cls(loaded, document, AnchorIndex.build(document, loaded.idv))
@@ -115,7 +114,17 @@ class Paper:
         if cached is None:
             cached = join(self.chunks(node_id))
             self._markdown[key] = cached
+            self.rendered_bytes += sys.getsizeof(cached)
         return cached
+
+    def page(self, node_id: str, draw: Callable[[Paper, str], str]) -> str:
+        """The HTML page of a node, drawn by `draw(self, node_id)` once and kept."""
+        page = self._pages.get(node_id)
+        if page is None:
+            page = draw(self, node_id)
+            if self._pages.setdefault(node_id, page) is page:
+                self.rendered_bytes += sys.getsizeof(page)
+        return page
 
     def chunks(self, node_id: str | None) -> list[str]:
         """The Markdown chunks of a node (None: the whole paper), footnotes at the end."""
@@ -130,21 +139,28 @@ class Paper:
         return chunks + footnote_chunks(notes, self.document.footnotes)
 
     def _section(self, section: Section) -> tuple[list[str], list[str]]:
-        kept = self._sections.get(id(section))
+        kept = self._sections.get(section.id)
+        if kept is not None and kept[0] is section:
+            return kept[1], kept[2]
+        notes: dict[str, None] = {}
+        own = 0  # the bytes of the chunks this section adds (its subsections count theirs)
+
+        def inner(block: Node) -> list[str]:
+            nonlocal own
+            if isinstance(block, Section):
+                chunks, inner_notes = self._section(block)
+                notes.update(dict.fromkeys(inner_notes))
+                return chunks
+            notes.update(dict.fromkeys(notes_in([block])))
+            chunks = block_chunks(block)
+            own += sum(sys.getsizeof(chunk) for chunk in chunks)
+            return chunks
+
+        chunks = section_chunks(section, inner)
         if kept is None:
-            notes: dict[str, None] = {}
-
-            def inner(block: Node) -> list[str]:
-                if isinstance(block, Section):
-                    chunks, inner_notes = self._section(block)
-                    notes.update(dict.fromkeys(inner_notes))
-                    return chunks
-                notes.update(dict.fromkeys(notes_in([block])))
-                return block_chunks(block)
-
-            kept = (section_chunks(section, inner), list(notes))
-            self._sections[id(section)] = kept
-        return kept
+            self._sections[section.id] = (section, chunks, list(notes))
+            self.rendered_bytes += own + sys.getsizeof(chunks) + sys.getsizeof(chunks[0])
+        return chunks, list(notes)
 
     def rendered(self, anchor: str | None) -> bool:
         """Whether `anchor` names, without fuzzy matching, a node whose Markdown is ready."""

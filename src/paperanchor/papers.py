@@ -12,18 +12,18 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from paperanchor.codec import Codec
 from paperanchor.coordination import Coordination, open_coordination
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, TooLarge
 from paperanchor.flight import SingleFlight
-from paperanchor.paper import Paper
+from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse.pdf import parse_pdf
 from paperanchor.refs import PaperRef, parse_ref
 from paperanchor.settings import Settings
-from paperanchor.sources import FetchedPage, PaperMissing, Sources
+from paperanchor.sources import Absent, FetchedPage, PaperMissing, Sources
 from paperanchor.store import BestEffort, PaperCache, Store, open_store, redis_link
 from paperanchor.tree import Document
 
@@ -44,12 +44,16 @@ UNSETTLED_MEMORY_S = 600.0
 LOCAL_FINGERPRINTS = 1024
 # A remembered "no such paper" is its error detail: a short sentence naming the paper.
 _MISSING_DETAIL_CHARS = 500
-# What a held paper costs in memory, per byte of its cache entry: its tree, its view's anchor
-# index and the rendered Markdown of every section (an outline renders them all), and what the
-# allocator keeps around them. Measured as resident memory above idle of `paperanchor serve`
-# holding papers within its bound (tests/test_memory.py, /proc's VmRSS): 8.9x for pages of
-# 8.8 MB (5.6 MB entries, two held), 8.4x for pages of 42 MB (27 MB entries, two held).
-MEMORY_PER_ENTRY_BYTE = 10
+# A held Paper weighs its tree and anchor index, TREE_PER_ENTRY_BYTE per byte of its cache
+# entry, plus its renderings as they are kept (Paper.rendered_bytes: sys.getsizeof of its
+# Markdown chunks and strings and its HTML pages, counted at each `get`). The tree's factor:
+# decoding an entry and opening its view allocates 2.4-3.2x the entry's bytes of Python
+# objects (scripts/paper_weight.py, tracemalloc: 2501.11120v1 3.1x, submission-5393936 3.2x,
+# ssh-electron-phonon 2.4x; the renderings are counted as 0.6-0.9x, above what they allocate),
+# and `paperanchor serve` holding papers within its bound showed 8.4-8.9x resident memory
+# above idle per entry byte with every section rendered (tests/test_memory.py, /proc's VmRSS;
+# pages of 8.8 and 42 MB): what the allocator keeps around a tree is counted with the tree.
+TREE_PER_ENTRY_BYTE = 9
 # glibc keeps what a large parse frees (lxml's tree of a 42 MB page, ~380 MB) in its heap, and
 # a server that parsed such a page stayed that much larger whatever it held; malloc_trim hands
 # it back (six copies of that page, two held: 979 MB resident without it, 557 MB with it). It
@@ -83,19 +87,6 @@ PDF_PARSES = 2
 HTML_PARSES = 2
 
 
-@dataclass(frozen=True, slots=True)
-class LoadedPaper:
-    """A parsed paper and where it came from (the fields of SPEC §5's Outline header)."""
-
-    document: Document
-    paper: str
-    idv: str
-    version: int | None
-    version_confirmed: bool
-    source: str
-    source_url: str
-
-
 def paper_codec(max_html_bytes: int = 50 << 20) -> Codec[LoadedPaper]:
     """The cache codec of parsed papers: an entry is at most as large as the largest page."""
     # A paper's entry is smaller than its page (2501.11120v1: 0.4 MB for 0.7 MB of HTML, a
@@ -108,9 +99,17 @@ def paper_codec(max_html_bytes: int = 50 << 20) -> Codec[LoadedPaper]:
 class _Kept:
     loaded: LoadedPaper
     expires: float
-    weight: int
+    size: int
+    """the paper's cache entry in bytes, what its tree is weighed by (TREE_PER_ENTRY_BYTE)"""
     view: Paper | None = None
     """the paper's view (anchor index, renderings), opened on its first `get` and kept here"""
+    rendered: int = 0
+    """the view's `rendered_bytes` as last counted in the memory's weight"""
+
+    @property
+    def weight(self) -> int:
+        """The bytes this entry is counted as: its tree and index, and its renderings."""
+        return self.size * TREE_PER_ENTRY_BYTE + self.rendered
 
 
 class Papers:
@@ -166,7 +165,7 @@ class Papers:
         self._settled_lock = threading.Lock()  # read from the store's worker threads too
         self._held = 0  # the weights of what _settled holds
         # (reference, fingerprint) -> the parse's memory key and the paper's header
-        self._local_known: OrderedDict[tuple[str, str], tuple[str, _Header]] = OrderedDict()
+        self._local_known: OrderedDict[tuple[str, str], tuple[str, LoadedPaper]] = OrderedDict()
         self._key_of: dict[str, str] = {}  # idv -> the memory key its paper is held under
         self.cache_hits = 0
         self.fetches = 0
@@ -195,6 +194,8 @@ class Papers:
             # hostile one): never on the event loop, where every other request waits for it.
             view = await asyncio.to_thread(Paper.open, loaded)
             self._attach(loaded, view)
+        else:
+            self._count_renderings(loaded, view)
         return view
 
     def _held_entry(self, loaded: LoadedPaper) -> _Kept | None:
@@ -213,6 +214,23 @@ class Papers:
             kept = self._held_entry(loaded)
             if kept is not None:  # a paper not held (too large to fit) keeps no view either
                 kept.view = view
+
+    def _count_renderings(self, loaded: LoadedPaper, view: Paper) -> None:
+        """Count in the memory's weight what the view has rendered since it was last counted
+        (its renderings are made after `get` answers, so each `get` counts the ones before it),
+        evicting the least recently used past the bound."""
+        with self._settled_lock:
+            kept = self._held_entry(loaded)
+            if kept is None or kept.view is not view or kept.rendered == view.rendered_bytes:
+                return
+            self._held += view.rendered_bytes - kept.rendered
+            kept.rendered = view.rendered_bytes
+            self._evict()
+
+    def _evict(self) -> None:
+        """Drop the least recently used papers until the rest fit (caller holds the lock)."""
+        while self._held > self.memory_bytes and self._settled:
+            self._forget(next(iter(self._settled)))
 
     def views(self) -> list[Paper]:
         """The views held, least recently used first."""
@@ -267,71 +285,91 @@ class Papers:
         return cached
 
     async def _fetch(self, ref: PaperRef) -> LoadedPaper:
-        """Fetch and parse `ref` from the first source with a readable rendering of it, then
-        cache it (a local document: its parse only).
+        """The source policy (docs/fetching.md), in one loop: ask each source in turn (the
+        local directory's files, then arXiv's HTML, ar5iv and arXiv's PDF), parse its page,
+        settle its version, and accept it or ask the next; then cache what was accepted (a
+        local document: its parse only).
 
-        A source's page is parsed before the next source is asked: a local `<id>.html` of
-        another version than the one asked for is passed over, and so is a failed rendering
-        (a conversion that died before the body, SPEC §2), which is served only when no
-        source has better, and then never cached. A paper no source has is remembered for
-        PAPERANCHOR_NOT_FOUND_TTL_S.
+        Passed over: a local `<id>.html` of another version than the one asked for, a PDF
+        without a text layer, and a failed rendering (a conversion that died before the body,
+        SPEC §2), which is served only when no source has better, and then never cached. A
+        paper no source has is remembered for PAPERANCHOR_NOT_FOUND_TTL_S.
         """
-        failed: LoadedPaper | None = None
-        unreadable: list[str] = []  # PDFs without a text layer, each a reason
+        passed = _Passed()
         try:
-            async with aclosing(self.sources.pages(ref)) as pages:
+            found = False
+            async with aclosing(self.sources.local_pages(ref)) as pages:
                 async for page in pages:
-                    try:
-                        if page.source == "local":
-                            local = await self._local_paper(page)
-                        else:
-                            self.fetches += 1
-                            base_url = page.base_url or page.source_url
-                            document = await self._parse_page(page, base_url)
-                            local = _resolved(document, page)
-                    except _NoText as exc:
-                        unreadable.append(exc.detail)
-                        continue  # not a paper to serve: a later source may have one
-                    except (ParseError, TooLarge) as exc:
-                        if failed is None or page.kind != "pdf":
-                            raise
-                        # a PDF the reader refuses is no better than the failed rendering
-                        log.info("%s; serving the failed rendering", exc.detail)
+                    found = True
+                    if (loaded := await self._read(ref, page, passed)) is not None:
+                        return loaded
+            if not (ref.is_local and found):  # a local reference's file is all there is
+                absents: list[Absent] = []
+                pdf_read = False
+                for ask in self.sources.network(ref):
+                    answer = await ask()
+                    if isinstance(answer, Absent):
+                        absents.append(answer)
                         continue
-                    if local is None:
-                        continue  # a local file holds another version than the one asked for
-                    loaded = local
-                    if loaded.document.quality == "failed":
-                        log.info("%s's rendering of %s failed; asking on", page.source, ref.idv)
-                        failed = failed or loaded
-                        continue
-                    if loaded.source == "local":
-                        if page.fingerprint:
-                            self._know_local(ref, page.fingerprint, _local_key(page), loaded)
-                    else:
-                        size = await asyncio.to_thread(self._remember, ref, loaded)
-                        settled = _settled(loaded)
-                        self._keep(loaded.idv, loaded, settled=settled, size=size or len(page.html))
-                        await self._release(len(page.html))
-                    return loaded
+                    found = True
+                    pdf_read = answer.kind == "pdf"  # read but not served: it said why
+                    if (loaded := await self._read(ref, answer, passed)) is not None:
+                        return loaded
+                raise self.sources.missing(ref, absents, found=found, pdf_read=pdf_read)
         except PaperMissing as exc:
-            if failed is None:  # a failed rendering is no evidence that the paper is missing
+            if passed.failed is None:  # a failed rendering is no evidence that it is missing
                 self.fetches += 1
-                missing = _with_reasons(exc, unreadable)
+                missing = _with_reasons(exc, passed.unreadable)
                 await self._remember_missing(ref, missing)
                 raise missing from None
         except NotFound as exc:
-            if failed is None:
+            if passed.failed is None:
                 self.fetches += 1
-                raise _with_reasons(exc, unreadable) from None
+                raise _with_reasons(exc, passed.unreadable) from None
         except Exception:
             self.fetches += 1
             raise
-        if failed is None:
+        if passed.failed is None:
             # only a local document's pages end without NotFound: its file was a PDF without text
-            assert unreadable, "pages() raises NotFound when it has nothing"
-            raise NotFound(f"{ref.paper}: " + "; ".join(unreadable))
-        return failed
+            assert passed.unreadable, "the sources raise NotFound when they have nothing"
+            raise NotFound(f"{ref.paper}: " + "; ".join(passed.unreadable))
+        return passed.failed
+
+    async def _read(self, ref: PaperRef, page: FetchedPage, passed: _Passed) -> LoadedPaper | None:
+        """`page` parsed, its version settled and, when it is a paper to serve, cached and
+        returned; None when it is passed over (`passed` says why)."""
+        try:
+            if page.source == "local":
+                loaded = await self._local_paper(page)
+            else:
+                self.fetches += 1
+                base_url = page.base_url or page.source_url
+                document = await self._parse_page(page, base_url)
+                loaded = _resolved(document, page)
+        except _NoText as exc:
+            passed.unreadable.append(exc.detail)
+            return None  # not a paper to serve: a later source may have one
+        except (ParseError, TooLarge) as exc:
+            if passed.failed is None or page.kind != "pdf":
+                raise
+            # a PDF the reader refuses is no better than the failed rendering
+            log.info("%s; serving the failed rendering", exc.detail)
+            return None
+        if loaded is None:
+            return None  # a local file holds another version than the one asked for
+        if loaded.document.quality == "failed":
+            log.info("%s's rendering of %s failed; asking on", page.source, ref.idv)
+            passed.failed = passed.failed or loaded
+            return None
+        if loaded.source == "local":
+            if page.fingerprint:
+                self._know_local(ref, page.fingerprint, _local_key(page), loaded)
+        else:
+            size = await asyncio.to_thread(self._remember, ref, loaded)
+            settled = _settled(loaded)
+            self._keep(loaded.idv, loaded, settled=settled, size=size or len(page.html))
+            await self._release(len(page.html))
+        return loaded
 
     async def _parse_page(self, page: FetchedPage, base_url: str) -> Document:
         """A page's tree, in a worker thread, under the process's bound on parses of its kind.
@@ -347,7 +385,7 @@ class Papers:
         what = (
             f"the local file {page.source_url}"
             if page.source == "local"
-            else f"arXiv's PDF of {page.ref.idv}"
+            else f"arXiv's PDF of {page.found.idv}"
         )
         try:
             return await _bounded(self._pdf_slots, self._parse_pdf, page.html, base_url)
@@ -383,7 +421,7 @@ class Papers:
         loaded = _resolved(document, page)
         if loaded is None:
             return None
-        if held is not None and _same(held, loaded):
+        if held is not None and held.same(loaded):
             return held
         self._keep(key, loaded, settled=True, size=size or len(page.html))
         if held is None:
@@ -406,9 +444,9 @@ class Papers:
                 self._local_known.move_to_end((ref.idv, fingerprint))
         if known is None:
             return None
-        key, header = known
+        key, header = known  # the paper's header without its tree
         held = self._recall(key)
-        if held is not None and _header(held) == header:
+        if held is not None and held == header:
             self.cache_hits += 1
             return held  # the very paper held, so the service's views of it are kept too
         if held is not None:
@@ -418,14 +456,14 @@ class Papers:
             if found is None:
                 return None  # no longer kept: read and parse it again
             document, size = found[0].document, found[1]
-        loaded = LoadedPaper(document, *header)
+        loaded = replace(header, document=document)
         self.cache_hits += 1
         self._keep(key, loaded, settled=True, size=size)
         return loaded
 
     def _know_local(self, ref: PaperRef, fingerprint: str, key: str, loaded: LoadedPaper) -> None:
         with self._settled_lock:
-            self._local_known[(ref.idv, fingerprint)] = (key, _header(loaded))
+            self._local_known[(ref.idv, fingerprint)] = (key, loaded.header())
             while len(self._local_known) > LOCAL_FINGERPRINTS:
                 self._local_known.popitem(last=False)
 
@@ -485,19 +523,18 @@ class Papers:
     def _keep(self, key: str, loaded: LoadedPaper, *, settled: bool, size: int) -> None:
         """Hold `loaded` in memory as `size` bytes of entry, evicting the least recently used."""
         ttl = min(self.settings.latest_ttl_s, UNSETTLED_MEMORY_S)
-        weight = size * MEMORY_PER_ENTRY_BYTE
         with self._settled_lock:
             old = self._settled.get(key)
             view = old.view if old is not None and old.loaded is loaded else None
             self._forget(key)
-            if (not settled and ttl <= 0) or weight > self.memory_bytes:
+            kept = _Kept(loaded, 0.0, size, view, view.rendered_bytes if view is not None else 0)
+            if (not settled and ttl <= 0) or kept.weight > self.memory_bytes:
                 return  # served, not held: it would not fit at all
-            expires = math.inf if settled else time.monotonic() + ttl
-            self._settled[key] = _Kept(loaded, expires, weight, view)
+            kept.expires = math.inf if settled else time.monotonic() + ttl
+            self._settled[key] = kept
             self._key_of[loaded.idv] = key
-            self._held += weight
-            while self._held > self.memory_bytes:
-                self._forget(next(iter(self._settled)))
+            self._held += kept.weight
+            self._evict()
 
     def _forget(self, key: str) -> None:
         kept = self._settled.pop(key, None)
@@ -510,7 +547,7 @@ class Papers:
         """The entry size `key` is held as (0 when it is not held)."""
         with self._settled_lock:
             kept = self._settled.get(key)
-            return kept.weight // MEMORY_PER_ENTRY_BYTE if kept is not None else 0
+            return kept.size if kept is not None else 0
 
     @property
     def memory_held(self) -> int:
@@ -534,6 +571,15 @@ class Papers:
 
 
 _Missing = TypeVar("_Missing", bound=NotFound)
+
+
+@dataclass(slots=True)
+class _Passed:
+    """What the source loop passed over: the first failed rendering, and why PDFs could not
+    be read."""
+
+    failed: LoadedPaper | None = None
+    unreadable: list[str] = field(default_factory=list)
 
 
 class _NoText(Exception):
@@ -606,24 +652,9 @@ def _settled(loaded: LoadedPaper) -> bool:
 
 def _entry(document: Document, page: FetchedPage) -> LoadedPaper:
     """What a local document's cache entry holds: its tree (the rest is resolved per request)."""
-    ref = page.ref
+    ref = page.found
     return LoadedPaper(
         document, ref.paper, ref.idv, ref.version, False, page.source, page.source_url
-    )
-
-
-_Header = tuple[str, str, int | None, bool, str, str]
-"""A paper's fields but its tree: paper, idv, version, version_confirmed, source, source_url."""
-
-
-def _header(loaded: LoadedPaper) -> _Header:
-    return (
-        loaded.paper,
-        loaded.idv,
-        loaded.version,
-        loaded.version_confirmed,
-        loaded.source,
-        loaded.source_url,
     )
 
 
@@ -650,29 +681,19 @@ def _missing_detail(raw: bytes | None, ref: PaperRef) -> str | None:
     return detail
 
 
-def _same(held: LoadedPaper, loaded: LoadedPaper) -> bool:
-    """Whether two papers are the same tree with the same header (the tree by identity)."""
-    return held.document is loaded.document and all(
-        getattr(held, name) == getattr(loaded, name)
-        for name in ("paper", "idv", "version", "version_confirmed", "source", "source_url")
-    )
-
-
 def _resolved(document: Document, page: FetchedPage) -> LoadedPaper | None:
-    """The paper a parsed page is, its version settled (SPEC §2, Versions): from where it was
-    found (the final URL, a local file's name), else from the page's own furniture (its
-    `<base href>` or arXiv's watermark, read by the parser into `page_idv`), never from body
-    text. ar5iv's version stays unconfirmed. None when a local file's furniture names another
-    version than the one asked for."""
-    ref = page.ref
-    confirmed = page.version_confirmed
-    named = _furniture_version(document.page_idv, ref)
-    if ref.version is None and named is not None and not ref.is_local:
-        asked = page.asked
-        if page.source == "local" and asked is not None and asked.version not in (None, named):
+    """The paper a parsed page is, its version settled (SPEC §2, Versions), here only: where
+    it was found names it (arXiv's final URL, a local file's name: confirmed), else the page's
+    own furniture (its `<base href>` or arXiv's watermark, read by the parser into `page_idv`;
+    confirmed but from ar5iv), never body text; else it is unknown. None when a local file's
+    furniture names another version than the one asked for."""
+    asked = page.ref
+    ref, confirmed = page.found, page.found_version is not None
+    named = _furniture_version(document.page_idv, asked)
+    if ref.version is None and named is not None and not asked.is_local:
+        if page.source == "local" and asked.version not in (None, named):
             return None
-        ref = ref.with_version(named)
-        confirmed = page.source != "ar5iv"
+        ref, confirmed = asked.with_version(named), page.source != "ar5iv"
     return LoadedPaper(
         document=document,
         paper=ref.paper,

@@ -19,9 +19,8 @@ from paperanchor.anchors import WHOLE_PAPER, Located
 from paperanchor.discovery import bibtex, categories, query
 from paperanchor.errors import BadRequest, NotFound
 
-# Paper and LocalPaper live in paper.py; importable from here too, as they long were
-from paperanchor.paper import LoadedLike
-from paperanchor.paper import LocalPaper as LocalPaper
+# Paper lives in paper.py; importable from here too, as it long was
+from paperanchor.paper import LoadedPaper
 from paperanchor.paper import Paper as Paper
 from paperanchor.refs import PaperRef, parse_ref, shown
 from paperanchor.render.escape import markdown_line
@@ -334,7 +333,7 @@ def read(
     )
 
 
-def permalink(meta: LoadedLike, anchor: str | None) -> str | None:
+def permalink(meta: LoadedPaper, anchor: str | None) -> str | None:
     """The public address a person can quote for a node of this paper (refs.permalink)."""
     return refs.permalink(meta.paper, meta.idv, meta.source, anchor)
 

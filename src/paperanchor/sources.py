@@ -5,11 +5,16 @@ followed by hand and never off the upstream's host. Every request goes through `
 serialised per host with a minimum gap (across processes too, given a `RedisCoordination`),
 retried with capped full-jitter backoff, failing fast for a host that is down, bounded in time,
 in queue length and in decoded size. A page that does not end its document is a broken answer.
+
+A source answers a page with what its address says of the version (`FetchedPage.found_version`)
+or its word that it does not have the paper (`Absent`); the order they are asked in, parsing,
+and settling the version are the loop of papers.py (`Papers._fetch`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import gzip
 import itertools
 import logging
@@ -18,7 +23,7 @@ import re
 import stat
 import time
 import zlib
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from html import unescape
@@ -68,32 +73,42 @@ _ABS_PATH = re.compile(r"(?:^|/)abs(?:/|$)")
 
 @dataclass(frozen=True, slots=True)
 class FetchedPage:
-    """One paper's page as a source answered it, with the version resolved where possible."""
+    """One paper's page as a source answered it, with what says which version it is; the
+    version is settled when the page is parsed (papers.py `_resolved`)."""
 
     ref: PaperRef
+    """The reference this page answers, as it was asked for."""
     html: bytes
     """The page's bytes: LaTeXML HTML, or a PDF when `kind` is "pdf"."""
     source: SourceName
     source_url: str
-    version_confirmed: bool
+    found_version: int | None
+    """The version where the page was found names: arXiv's final URL, a local file's name
+    (`<id>vN.html`); None when it names none (ar5iv never does)."""
     base_url: str = ""
     """What relative links resolve against: the final URL, or the local file's /files/ URL."""
-    asked: PaperRef | None = None
-    """The reference this page answers, as it was asked for."""
     fingerprint: str = ""
     """A local file's name, device, inode, size and times when they can name its bytes (see
     `local_fingerprint`); empty otherwise."""
     kind: PageKind = "html"
 
+    @property
+    def found(self) -> PaperRef:
+        """The reference as where the page was found names it (its version, else none)."""
+        return self.ref if self.ref.is_local else self.ref.with_version(self.found_version)
+
 
 @dataclass(frozen=True, slots=True)
-class _Absent:
+class Absent:
     """A source's answer that it does not have the paper."""
 
     source: str
     reason: str
     paper_exists: bool = False
 
+
+Ask = Callable[[], Awaitable["FetchedPage | Absent"]]
+"""One network source asked for a paper: its page, or its word that it does not have it."""
 
 _Answer = Answer  # the name `_classify` has always used
 
@@ -131,93 +146,89 @@ class Sources:
         await self.upstream.aclose()
 
     async def fetch(self, ref: PaperRef) -> FetchedPage:
-        """The first source's page for `ref`; `NotFound` when no source has one."""
-        async with aclosing(self.pages(ref)) as pages:
+        """The first page any source has for `ref`, unparsed; `NotFound` when none has one.
+
+        Papers (papers.py) asks the sources itself, parsing each page before asking the next.
+        """
+        async with aclosing(self.local_pages(ref)) as pages:
             async for page in pages:
                 return page
-        raise AssertionError("pages() raises NotFound when it has nothing")  # pragma: no cover
+        absents: list[Absent] = []
+        for ask in self.network(ref):
+            answer = await ask()
+            if isinstance(answer, FetchedPage):
+                return answer
+            absents.append(answer)
+        raise self.missing(ref, absents, found=False, pdf_read=False)
 
-    async def pages(self, ref: PaperRef) -> AsyncGenerator[FetchedPage, None]:
-        """Each source's page for `ref`, in order, asked for only when the caller wants the
-        next one (it has parsed the last and found it another version, or a failed
-        rendering); `NotFound` at the end when no source had a page at all.
-
-        A page's version here comes from where it was found (the final URL, a local file's
-        name); the caller reads the page's furniture for the rest (papers.py).
-        """
-        settings = self.settings
-        if ref.is_local:
-            if settings.local_dir is None:
+    async def local_pages(self, ref: PaperRef) -> AsyncGenerator[FetchedPage, None]:
+        """The local directory's files for `ref`, each read when the caller wants it (none
+        without a directory; a local reference without one is `NotFound`)."""
+        directory = self.settings.local_dir
+        if directory is None:
+            if ref.is_local:
                 raise NotFound(
                     f"No local directory is configured for {ref.paper} (set PAPERANCHOR_LOCAL_DIR)"
                 )
-            found = False
-            async for page in self._local(ref, settings.local_dir):
-                found = True
-                yield page
-            if not found:
-                raise NotFound(
-                    # the folder's path is the server's business, not the client's
-                    f"Unknown local document {ref.paper}: no {ref.local_name}.html "
-                    f"or {ref.local_name}.pdf in the local directory"
-                )
             return
-        yielded = False
-        if settings.local_dir is not None:
-            async for page in self._local(ref, settings.local_dir):
-                yielded = True
-                yield page
-        where = "in the local directory or the cache" if settings.local_dir else "in the cache"
+        async for page in self._local(ref, directory):
+            yield page
+
+    def network(self, ref: PaperRef) -> list[Ask]:
+        """The network sources configured, in the order they are asked: arXiv's HTML, ar5iv,
+        then arXiv's PDF. `NotFound` where none may be asked: for a local reference (asked
+        only when the local directory has no file for it) and offline."""
+        settings = self.settings
+        if ref.is_local:
+            raise NotFound(
+                # the folder's path is the server's business, not the client's
+                f"Unknown local document {ref.paper}: no {ref.local_name}.html "
+                f"or {ref.local_name}.pdf in the local directory"
+            )
         if settings.offline:
             raise NotFound(
-                f"{ref.idv} is not {where}, and offline mode (PAPERANCHOR_OFFLINE=1) "
+                f"{ref.idv} is not {self._where()}, and offline mode (PAPERANCHOR_OFFLINE=1) "
                 "fetches nothing from arXiv or ar5iv"
             )
-        absents: list[_Absent] = []
+        asks: list[Ask] = []
         if settings.arxiv_html_url:
-            answer = await self._arxiv(ref, settings.arxiv_html_url)
-            if isinstance(answer, FetchedPage):
-                yielded = True
-                yield answer
-            else:
-                absents.append(answer)
+            asks.append(functools.partial(self._arxiv, ref, settings.arxiv_html_url))
         if settings.ar5iv_url:
-            answer = await self._ar5iv(ref, settings.ar5iv_url)
-            if isinstance(answer, FetchedPage):
-                yielded = True
-                yield answer
-            else:
-                absents.append(answer)
-        # Asked only now: the caller wanted more than the HTML sources had (no rendering, or
-        # only a failed one).
-        no_pdf: _Absent | None = None
-        pdf_read = False
+            asks.append(functools.partial(self._ar5iv, ref, settings.ar5iv_url))
         if settings.arxiv_pdf_url:
-            answer = await self._pdf(ref, settings.arxiv_pdf_url)
-            if isinstance(answer, FetchedPage):
-                yielded = True
-                yield answer
-                pdf_read = True  # the caller could not read it (no text layer): it says why
-            else:
-                no_pdf = answer
-        if not absents and not yielded and no_pdf is None:
-            raise NotFound(
-                f"{ref.idv} is not {where}, and no network source is configured "
+            asks.append(functools.partial(self._pdf, ref, settings.arxiv_pdf_url))
+        return asks
+
+    def missing(
+        self, ref: PaperRef, absents: list[Absent], *, found: bool, pdf_read: bool
+    ) -> NotFound:
+        """What to answer when no source had a page to serve: `absents` are the network
+        sources' answers that they do not have it, `found` whether any page was found at all,
+        `pdf_read` whether arXiv served a PDF (then the paper exists). `PaperMissing` when the
+        paper is missing everywhere (it is remembered)."""
+        if not absents and not found:
+            return NotFound(
+                f"{ref.idv} is not {self._where()}, and no network source is configured "
                 "(PAPERANCHOR_ARXIV_HTML_URL, PAPERANCHOR_AR5IV_URL and "
                 "PAPERANCHOR_ARXIV_PDF_URL are empty)"
             )
-        for absent in (*absents, *([no_pdf] if no_pdf else [])):
+        for absent in absents:
             log.info("%s does not have %s: %s", absent.source, ref.idv, absent.reason)
+        html = [absent for absent in absents if absent.source != _PDF_LABEL]
+        no_pdf = len(html) < len(absents)
         # A PDF arXiv served is a paper arXiv has, whatever its HTML sources said.
-        if pdf_read or any(absent.paper_exists for absent in absents):
-            names = " or ".join(absent.source for absent in absents)
+        if pdf_read or any(absent.paper_exists for absent in html):
+            names = " or ".join(absent.source for absent in html)
             detail = (
                 f"No HTML rendering of {ref.idv} on {names}"
                 if names
                 else f"No HTML source is configured for {ref.idv}"
             )
-            raise PaperMissing(detail + (", and no PDF on arXiv" if no_pdf else ""))
-        raise PaperMissing(f"Unknown paper {ref.idv}")
+            return PaperMissing(detail + (", and no PDF on arXiv" if no_pdf else ""))
+        return PaperMissing(f"Unknown paper {ref.idv}")
+
+    def _where(self) -> str:
+        return "in the local directory or the cache" if self.settings.local_dir else "in the cache"
 
     # -- the local directory ------------------------------------------------------------------
 
@@ -243,24 +254,16 @@ class Sources:
             html, fingerprint = await asyncio.to_thread(
                 _read_local, path, self.settings.max_html_bytes
             )
-            if ref.is_local:
-                resolved, confirmed = ref, False
-            elif named_version is not None:
-                resolved, confirmed = ref.with_version(named_version), True
-            else:
-                # <id>.html: which version it holds, its furniture says (papers.py)
-                resolved, confirmed = ref.with_version(None), False
             # Clients see the file's name, never the server's folder; the page's relative image
             # paths resolve to this server's /files/ route, which serves the local directory.
             files_url = f"{self.settings.public_base}/files/{quote(path.name)}"
             kind: PageKind = "pdf" if path.suffix == ".pdf" else "html"
-            yield FetchedPage(
-                resolved, html, "local", path.name, confirmed, files_url, ref, fingerprint, kind
-            )
+            found = None if ref.is_local else named_version  # <id>.html: its furniture says
+            yield FetchedPage(ref, html, "local", path.name, found, files_url, fingerprint, kind)
 
     # -- arXiv and ar5iv ------------------------------------------------------------------------
 
-    async def _pdf(self, ref: PaperRef, base: str) -> FetchedPage | _Absent:
+    async def _pdf(self, ref: PaperRef, base: str) -> FetchedPage | Absent:
         """arXiv's PDF of `ref` (the version asked for, else the latest), when it has one."""
         try:
             answer = await self._get_following(
@@ -272,7 +275,7 @@ class Sources:
             raise TooLarge(
                 f"arXiv's PDF of {ref.idv} is larger than PAPERANCHOR_MAX_HTML_MB ({limit} bytes)"
             ) from None
-        if isinstance(answer, _Absent):
+        if isinstance(answer, Absent):
             return answer
         absent = _classify_pdf(answer, ref, _PDF_LABEL)
         if absent is not None:
@@ -280,27 +283,25 @@ class Sources:
         # The final URL's version, else the PDF's own margin stamp (papers.py reads it).
         return _at_final_url(answer, ref, "pdf", "pdf")
 
-    async def _arxiv(self, ref: PaperRef, base: str) -> FetchedPage | _Absent:
+    async def _arxiv(self, ref: PaperRef, base: str) -> FetchedPage | Absent:
         answer = await self._get_following(f"{base}/{ref.idv}", ref, "arXiv")
-        if isinstance(answer, _Absent):
+        if isinstance(answer, Absent):
             return answer
         absent = _classify(answer, ref, "arXiv")
         if absent is not None:
             return absent
         return _at_final_url(answer, ref, "arxiv")
 
-    async def _ar5iv(self, ref: PaperRef, base: str) -> FetchedPage | _Absent:
+    async def _ar5iv(self, ref: PaperRef, base: str) -> FetchedPage | Absent:
         # ar5iv keeps one rendering per paper: ask for the bare id, and never report the
         # version asked for as confirmed (SPEC §2).
         answer = await self._get_following(f"{base}/{ref.paper}", ref, "ar5iv")
-        if isinstance(answer, _Absent):
+        if isinstance(answer, Absent):
             return answer
         absent = _classify(answer, ref, "ar5iv")
         if absent is not None:
             return absent
-        return FetchedPage(
-            ref.with_version(None), answer.body, "ar5iv", answer.url, False, answer.url, ref
-        )
+        return FetchedPage(ref, answer.body, "ar5iv", answer.url, None, answer.url)
 
     async def _get_following(
         self,
@@ -310,7 +311,7 @@ class Sources:
         *,
         broken: Callable[[bytes], str | None] | None = None,
         accept: str | None = None,
-    ) -> _Answer | _Absent:
+    ) -> _Answer | Absent:
         origin = _origin(url)
         for _ in range(MAX_REDIRECTS + 1):
             answer = await self._get(url, ref, label, broken=broken or _unended, accept=accept)
@@ -323,7 +324,7 @@ class Sources:
             # A redirect to an abstract page means "no HTML here"; it is recognised before the
             # host is checked, so that ar5iv's redirect to arxiv.org/abs is a miss, not an error.
             if _ABS_PATH.search(urlsplit(target).path):
-                return _Absent(label, f"redirected to the abstract page {shown(target)}")
+                return Absent(label, f"redirected to the abstract page {shown(target)}")
             if _origin(target) != origin:
                 raise UpstreamError(
                     f"{label} redirected {ref.idv} off its host to {shown(target)}; not followed"
@@ -387,55 +388,46 @@ def version_in_url(url: str, paper: str) -> int | None:
 def _at_final_url(
     answer: _Answer, ref: PaperRef, source: SourceName, kind: PageKind = "html"
 ) -> FetchedPage:
-    """arXiv's answer as a page, its version the final URL's when it names one (confirmed)."""
+    """arXiv's answer as a page, with the version its final URL names (if any)."""
     found = version_in_url(answer.url, ref.paper)
-    return FetchedPage(
-        ref.with_version(found),
-        answer.body,
-        source,
-        answer.url,
-        found is not None,
-        answer.url,
-        ref,
-        kind=kind,
-    )
+    return FetchedPage(ref, answer.body, source, answer.url, found, answer.url, kind=kind)
 
 
-def _classify(answer: _Answer, ref: PaperRef, label: str) -> _Absent | None:
-    """None when the answer is a paper; `_Absent` when it says "not here"; raises on garbage."""
+def _classify(answer: _Answer, ref: PaperRef, label: str) -> Absent | None:
+    """None when the answer is a paper; `Absent` when it says "not here"; raises on garbage."""
     body = answer.body
     if answer.status in {404, 410}:
         exists = bool(_NO_HTML.search(body))
-        return _Absent(label, f"{answer.status}{' No HTML' if exists else ''}", exists)
+        return Absent(label, f"{answer.status}{' No HTML' if exists else ''}", exists)
     if answer.status != 200:
         raise UpstreamError(f"{label} answered {answer.status} for {ref.idv}")
     content_type = answer.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type and content_type not in _HTML_TYPES:
         raise UpstreamError(f"{label} answered {ref.idv} with {content_type}, not HTML")
     if not body.strip():
-        return _Absent(label, "an empty page")
+        return Absent(label, "an empty page")
     if b"ltx_document" in body:
         return None
     if _NO_HTML.search(body[:_ERROR_PAGE_BYTES]):
-        return _Absent(label, "a No HTML page", paper_exists=True)
+        return Absent(label, "a No HTML page", paper_exists=True)
     if not _looks_like_html(body):
         raise UpstreamError(f"{label} answered {ref.idv} with bytes that are not HTML")
-    return _Absent(label, "an HTML page that is not a LaTeXML document")
+    return Absent(label, "an HTML page that is not a LaTeXML document")
 
 
-def _classify_pdf(answer: _Answer, ref: PaperRef, label: str) -> _Absent | None:
-    """None when the answer is a PDF; `_Absent` when it says "not here" (arXiv's 404 for an
+def _classify_pdf(answer: _Answer, ref: PaperRef, label: str) -> Absent | None:
+    """None when the answer is a PDF; `Absent` when it says "not here" (arXiv's 404 for an
     unknown or withdrawn paper, an HTML page in place of the PDF); raises on garbage."""
     body = answer.body
     if answer.status in {404, 410}:
-        return _Absent(label, str(answer.status))
+        return Absent(label, str(answer.status))
     if answer.status != 200:
         raise UpstreamError(f"{label} answered {answer.status} for {ref.idv}")
     if not body.strip():
-        return _Absent(label, "an empty answer")
+        return Absent(label, "an empty answer")
     pdf = _looks_like_pdf(body)
     if not pdf and _looks_like_html(body):
-        return _Absent(label, "an HTML page, not a PDF")
+        return Absent(label, "an HTML page, not a PDF")
     content_type = answer.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type and content_type not in _PDF_TYPES:
         raise UpstreamError(f"{label} answered {ref.idv} with {shown(content_type)}, not a PDF")

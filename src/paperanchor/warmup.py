@@ -19,8 +19,8 @@ import time
 from importlib import resources
 
 from paperanchor import operations
-from paperanchor.paper import Paper
-from paperanchor.papers import LoadedPaper, paper_codec
+from paperanchor.paper import LoadedPaper, Paper
+from paperanchor.papers import paper_codec
 from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.render import html
 from paperanchor.store import Store

@@ -17,7 +17,7 @@ import pytest
 
 from paperanchor import service
 from paperanchor.errors import NotFound
-from paperanchor.service import LocalPaper, Paper
+from paperanchor.paper import LoadedPaper, Paper
 from tests.api.test_mcp import call, session, text_of
 from tests.conftest import FIXTURES, ROOT
 from tests.corpus_pages import PAPER_PAGES, fixture_path, parsed
@@ -52,10 +52,10 @@ def test_a_local_document_has_no_permalink_but_a_hash(http: httpx.Client) -> Non
 
 def test_permalinks_are_public_addresses_whatever_upstream_is_configured() -> None:
     # the replay serves arXiv at 127.0.0.1: a quote never carries that address
-    meta = LocalPaper(parsed("html/2501.11120v1.arxiv.html"), "2501.11120", "2501.11120v1", 1)
-    meta = LocalPaper(meta.document, "2501.11120", "2501.11120v1", 1, True, "arxiv", "http://x/")
+    meta = LoadedPaper(parsed("html/2501.11120v1.arxiv.html"), "2501.11120", "2501.11120v1", 1)
+    meta = LoadedPaper(meta.document, "2501.11120", "2501.11120v1", 1, True, "arxiv", "http://x/")
     assert service.permalink(meta, "S2") == "https://arxiv.org/html/2501.11120v1#S2"
-    pdf = LocalPaper(meta.document, "1706.03762", "1706.03762v5", 5, True, "pdf")
+    pdf = LoadedPaper(meta.document, "1706.03762", "1706.03762v5", 5, True, "pdf")
     assert service.permalink(pdf, "S1.p1") == "https://arxiv.org/abs/1706.03762v5"
 
 
@@ -126,7 +126,7 @@ def test_a_made_up_quote_is_not_found_and_names_the_closest_passage(
 
 
 def test_a_short_quote_cannot_match_inside_a_long_made_up_one() -> None:
-    paper = Paper.open(LocalPaper(parsed("generated/synthetic.html"), "local/s", "local/s"))
+    paper = Paper.open(LoadedPaper(parsed("generated/synthetic.html"), "local/s", "local/s"))
     footnote = next(u.text for u in paper.units() if u.anchor.startswith("footnote"))
     padded = f"{footnote} " + "and then a long sentence that the paper never wrote " * 4
     with pytest.raises(NotFound):
@@ -155,7 +155,7 @@ def test_cite_over_mcp_takes_an_anchor_or_a_text(server: Any) -> None:
 def test_a_read_of_100_tokens_of_a_first_section_carries_body_text_within_budget(
     name: str,
 ) -> None:
-    paper = Paper.open(LocalPaper(parsed(name), "local/x", "local/x"))
+    paper = Paper.open(LoadedPaper(parsed(name), "local/x", "local/x"))
     # the first section of the paper's own (a broken conversion's front matter lands in "body")
     sections = paper.document.sections
     first = next((s for s in sections if s.kind != "body" and paper.tokens(s.id) > 60), sections[0])

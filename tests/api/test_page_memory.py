@@ -1,48 +1,45 @@
-"""The section pages kept in memory (api/pages.py PageMemory): bounded in bytes, and never an old
-page for a paper parsed again."""
+"""A section's HTML page is kept on its Paper (paper.py): drawn once, counted in what the paper
+weighs, and never an old page for a paper parsed again."""
 
 from __future__ import annotations
 
-import gc
 import sys
 
-from paperanchor.api.pages import PageMemory
+from paperanchor.api.pages import section_html
+from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse import parse_document
-from paperanchor.service import LocalPaper, Paper
 from tests.corpus_pages import fixture_path
 
 
 def _view() -> Paper:
     document = parse_document(fixture_path("short").read_bytes())
-    return Paper.open(LocalPaper(document, "local/short", "local/short"))
+    return Paper.open(LoadedPaper(document, "local/short", "local/short"))
 
 
-def test_pages_are_kept_within_their_bytes_oldest_first() -> None:
-    page = "x" * 10_000
-    memory = PageMemory(max_bytes=5 * sys.getsizeof(page))
+def test_a_section_page_is_drawn_once_and_kept_with_its_paper() -> None:
     view = _view()
-    for i in range(8):
-        memory.put(view, f"S{i}", page)
+    drawn: list[str] = []
 
-    kept = [i for i in range(8) if memory.get(view, f"S{i}") is not None]
+    def draw(paper: Paper, node_id: str) -> str:
+        drawn.append(node_id)
+        return section_html(paper, node_id)
 
-    assert kept == [3, 4, 5, 6, 7]
+    first = view.page("S1", draw)
+    again = view.page("S1", draw)
+
+    assert again is first and drawn == ["S1"]
 
 
-def test_a_page_larger_than_a_quarter_of_the_memory_is_not_kept() -> None:
-    memory = PageMemory(max_bytes=40_000)
+def test_a_kept_page_counts_in_what_its_paper_weighs() -> None:
     view = _view()
-    memory.put(view, "S1", "x" * 20_000)
-    assert memory.get(view, "S1") is None
+    view.tokens("S1")  # the page shows its tokens: its Markdown is rendered and counted first
+    before = view.rendered_bytes
+    page = view.page("S1", section_html)
+    assert view.rendered_bytes - before == sys.getsizeof(page)
 
 
-def test_a_paper_parsed_again_never_gets_the_old_view_s_page() -> None:
-    memory = PageMemory(max_bytes=1_000_000)
+def test_a_paper_parsed_again_never_gets_the_old_paper_s_page() -> None:
     old = _view()
-    memory.put(old, "S1", "the old page")
-    assert memory.get(old, "S1") == "the old page"
-    del old
-    gc.collect()
-    # a new view may even get the freed object's id: its serial number tells them apart
-    for _ in range(50):
-        assert memory.get(_view(), "S1") is None
+    old.page("S1", lambda paper, node_id: "the old page")
+    assert old.page("S1", section_html) == "the old page"
+    assert _view().page("S1", section_html) != "the old page"

@@ -361,10 +361,11 @@ def test_the_whole_paper_markdown_is_never_cut_however_long(replay_server, tmp_p
 
 
 def test_a_whole_paper_read_over_mcp_is_bounded_and_says_so_in_mcps_words():
+    from paperanchor.paper import LoadedPaper
     from paperanchor.parse import parse_document
-    from paperanchor.service import LocalPaper, Paper, read
+    from paperanchor.service import Paper, read
 
-    paper = Paper.open(LocalPaper(parse_document(_long_paper()), "local/long", "local/long"))
+    paper = Paper.open(LoadedPaper(parse_document(_long_paper()), "local/long", "local/long"))
     result = read(paper, None, None, door="mcp")
     assert result.truncated and result.tokens <= 8_000
     assert result.markdown.rstrip().endswith("; call read with maxTokens=100000]")

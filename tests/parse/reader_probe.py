@@ -18,12 +18,13 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from paperanchor.paper import LoadedPaper
 from paperanchor.parse.dom import CHROME_CLASSES, CHROME_TAGS, HtmlElement
 from paperanchor.parse.inline import is_internal_name, without_error_arguments
 from paperanchor.parse.pictures import text_boxes
 from paperanchor.parse.sections import section_kind
 from paperanchor.render.markdown import reference_line
-from paperanchor.service import LocalPaper, Paper, read
+from paperanchor.service import Paper, read
 from paperanchor.tree import Reference, walk
 
 # What is not the paper's text, and so not looked for in what `read` gives:
@@ -414,7 +415,7 @@ def main() -> int:
     labels = label_misses = 0
     verbose = "-v" in sys.argv
     for name in PAPER_PAGES + PAIR_PAGES:
-        paper = Paper.open(LocalPaper(parsed(name), f"local/{name}", f"local/{name}"))
+        paper = Paper.open(LoadedPaper(parsed(name), f"local/{name}", f"local/{name}"))
         found = probe(paper, page_root(name))
         elements.update(found.elements)
         word_total.update(found.words)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from paperanchor import service
+from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse import parse_document
-from paperanchor.service import LocalPaper, Paper
 from tests.corpus_pages import fixture_path, parsed
 
 
 def _paper(document):  # type: ignore[no-untyped-def]
-    return Paper.open(LocalPaper(document, "local/x", "local/x"))
+    return Paper.open(LoadedPaper(document, "local/x", "local/x"))
 
 
 def test_a_citation_printed_as_its_key_prints_the_entrys_number() -> None:

@@ -7,8 +7,9 @@ import re
 import pytest
 
 from paperanchor.anchors import AnchorIndex, section_alias, short_alias
+from paperanchor.paper import LoadedPaper
 from paperanchor.render.markdown import heading
-from paperanchor.service import LocalPaper, Paper, counts, read
+from paperanchor.service import Paper, counts, read
 from paperanchor.tree import Equation, Figure, Section, Table
 from tests.corpus_pages import (
     FAILED_PAGES,
@@ -38,7 +39,7 @@ CHROME = (
 
 
 def _paper(name: str) -> Paper:
-    return Paper.open(LocalPaper(parsed(name), f"local/{name}", f"local/{name}"))
+    return Paper.open(LoadedPaper(parsed(name), f"local/{name}", f"local/{name}"))
 
 
 def _walk(blocks):  # type: ignore[no-untyped-def]

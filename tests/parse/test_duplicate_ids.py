@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
+from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse import parse_document
-from paperanchor.service import LocalPaper, Paper
 from paperanchor.tree import Figure, walk
 from tests.corpus_pages import PAIR_PAGES, PAPER_PAGES, parsed, section_page
 
@@ -26,7 +26,7 @@ def test_an_abstract_a_broken_conversion_nests_in_the_body_is_read_once_as_the_a
     assert "p1.3.4.1" in in_abstract
     in_body = {visit.node.id for visit in walk(document.blocks)}
     assert "p1.3.4.1" not in in_body
-    markdown = Paper.open(LocalPaper(document, "local/agd", "local/agd")).markdown()
+    markdown = Paper.open(LoadedPaper(document, "local/agd", "local/agd")).markdown()
     assert markdown.count("The architecture of a deep neural network is defined explicitly") == 1
 
 
@@ -47,7 +47,7 @@ def test_a_float_rendered_twice_is_one_node_read_once() -> None:
     document = parse_document(html)
     figures = [v.node for v in walk(document.roots()) if isinstance(v.node, Figure)]
     assert [f.id for f in figures] == ["S1.F1", "S1.F1.sf1"]
-    markdown = Paper.open(LocalPaper(document, "local/d", "local/d")).markdown()
+    markdown = Paper.open(LoadedPaper(document, "local/d", "local/d")).markdown()
     assert markdown.count("caption words") == 1 and markdown.count("panel words") == 1
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from paperanchor.paper import LoadedPaper
 from paperanchor.parse import parse_document
-from paperanchor.service import LocalPaper, Paper, read
+from paperanchor.service import Paper, read
 from tests.corpus_pages import parsed, section_page
 
 
@@ -23,7 +24,7 @@ def test_footnotes_of_a_caption_and_of_a_cell_are_printed_with_the_section() -> 
         f"<td class='ltx_td'>a{_note('footnote2', '2', 'cell note')}</td></tr></table></figure>"
     )
     html = section_page(f"<div class='ltx_para' id='S1.p1'><p class='ltx_p'>Text.</p></div>{table}")
-    paper = Paper.open(LocalPaper(parse_document(html), "local/n", "local/n"))
+    paper = Paper.open(LoadedPaper(parse_document(html), "local/n", "local/n"))
     markdown = read(paper, "S1", 100_000).markdown
     assert "[^1]: caption note" in markdown
     assert "[^2]: cell note" in markdown
@@ -33,5 +34,5 @@ def test_footnotes_of_a_caption_and_of_a_cell_are_printed_with_the_section() -> 
 def test_a_table_notes_of_a_real_page_are_read() -> None:
     # 2507.00150v1 writes its tables' notes ("Notes. Columns list: …") as caption footnotes
     document = parsed("html/2507.00150v1.arxiv.html")
-    paper = Paper.open(LocalPaper(document, "local/n", "local/n"))
+    paper = Paper.open(LoadedPaper(document, "local/n", "local/n"))
     assert "Columns list: Star ID, Classification" in read(paper, "S2", 100_000).markdown

@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paperanchor.errors import PaperAnchorError
+from paperanchor.paper import LoadedPaper
 from paperanchor.parse import parse_document
-from paperanchor.service import LocalPaper, Paper, outline, read
+from paperanchor.service import Paper, outline, read
 from tests.conftest import CORPUS, FIXTURES
 from tests.parse.mutations import KINDS, huge_paragraph, mutate
 
@@ -65,7 +66,7 @@ def _exercise(data: bytes) -> None:
         CASES["our-error"] += 1
         return
     CASES["tree"] += 1
-    paper = Paper.open(LocalPaper(document, "local/fuzz", "local/fuzz"))
+    paper = Paper.open(LoadedPaper(document, "local/fuzz", "local/fuzz"))
     outline(paper)
     for section in document.sections[:3]:
         read(paper, section.id, 500)
@@ -103,7 +104,7 @@ def test_deep_nesting_gives_a_tree_or_our_own_error(depth: int) -> None:
 def test_a_ten_megabyte_paragraph_parses_whole() -> None:
     page = huge_paragraph(10)
     document = parse_document(page)
-    paper = Paper.open(LocalPaper(document, "local/huge", "local/huge"))
+    paper = Paper.open(LoadedPaper(document, "local/huge", "local/huge"))
     # nothing is lost: every word of the paragraph is in its Markdown
     assert paper.markdown("S1.p1").count("lorem") == page.count(b"lorem")
     assert read(paper, "S1.p1", 100_000).truncated

@@ -7,9 +7,10 @@ import re
 
 import pytest
 
+from paperanchor.paper import LoadedPaper
 from paperanchor.parse import parse_document
 from paperanchor.render.markdown import join, node_chunks
-from paperanchor.service import LocalPaper, Paper, figure, outline, read, references
+from paperanchor.service import Paper, figure, outline, read, references
 from paperanchor.tree import Document, Section, walk
 from tests.corpus_pages import fixture_path, has_class, page_root, parsed
 
@@ -170,14 +171,14 @@ def test_citations_of_alphabetic_labels_print_them_as_the_page_does_in_text_and_
 
 @pytest.mark.parametrize("key", ["HNA+17", "[HNA+17]", "bib.bibx1"])
 def test_a_reference_is_found_by_its_printed_label(key: str) -> None:
-    paper = Paper.open(LocalPaper(_labels(), "local/labels", "local/labels"))
+    paper = Paper.open(LoadedPaper(_labels(), "local/labels", "local/labels"))
     entry = references(paper, key)
     assert entry["id"] == "bib.bibx1" and "S1.p1" in entry["citedIn"]
 
 
 def test_an_author_year_entry_is_still_found_by_its_position() -> None:
     document = parsed("html/2309.15402.ar5iv.html")
-    paper = Paper.open(LocalPaper(document, "local/x", "local/x"))
+    paper = Paper.open(LoadedPaper(document, "local/x", "local/x"))
     assert references(paper, "[3]")["title"] == document.references[2].title
     assert document.references[0].label == "Aggarwal et al. (2023)"
 
@@ -190,7 +191,7 @@ def test_an_algorithm_is_its_own_kind_found_by_its_printed_label_never_as_a_figu
     name: str, algorithm: str, figure_id: str
 ) -> None:
     document = _labels() if name == "fixture" else parsed(name)
-    paper = Paper.open(LocalPaper(document, "local/x", "local/x"))
+    paper = Paper.open(LoadedPaper(document, "local/x", "local/x"))
     for label in ("Algorithm 1", "Alg. 1", "algorithm 1", algorithm):
         answer = figure(paper, label)
         assert (answer["kind"], answer["id"], answer["number"]) == ("algorithm", algorithm, "1")
@@ -201,7 +202,7 @@ def test_an_algorithm_is_its_own_kind_found_by_its_printed_label_never_as_a_figu
 
 
 def test_the_outline_counts_algorithms_apart_from_figures() -> None:
-    counts = outline(Paper.open(LocalPaper(parsed("html/2403.16952v1.arxiv.html"), "l/x", "l/x")))
+    counts = outline(Paper.open(LoadedPaper(parsed("html/2403.16952v1.arxiv.html"), "l/x", "l/x")))
     page = page_root("html/2403.16952v1.arxiv.html")
     algorithms = page.xpath(f"//figure[{has_class('ltx_float_algorithm')}]")
     figures = page.xpath(f"//figure[{has_class('ltx_figure')}][not(ancestor::figure)]")

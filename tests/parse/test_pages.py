@@ -8,8 +8,9 @@ import time
 import pytest
 from lxml import etree
 
+from paperanchor.paper import LoadedPaper
 from paperanchor.parse import parse_document
-from paperanchor.service import LocalPaper, Paper, outline
+from paperanchor.service import Paper, outline
 from tests.corpus_pages import PAPER_PAGES, has_class, manifest, page_bytes, parsed
 
 BROWSER_SAVED = ["html/2402.08939v1.arxiv.html", "html/2404.12241v1.arxiv.html"]
@@ -65,7 +66,7 @@ def test_a_browser_saved_page_gives_the_tree_of_the_clean_page(name: str) -> Non
 def test_a_browser_saved_page_reads_as_its_paper(name: str) -> None:
     document = parsed(name)
     row = manifest()[name]
-    paper = Paper.open(LocalPaper(document, f"local/{name}", f"local/{name}"))
+    paper = Paper.open(LoadedPaper(document, f"local/{name}", f"local/{name}"))
     answer = outline(paper)
     title = etree.fromstring(page_bytes(name), etree.HTMLParser(encoding="utf-8")).xpath(
         f"//article//h1[{has_class('ltx_title_document')}]"
@@ -81,7 +82,7 @@ def test_a_browser_saved_page_reads_as_its_paper(name: str) -> None:
 
 @pytest.mark.parametrize("name", PAPER_PAGES)
 def test_no_site_chrome_reaches_any_node(name: str) -> None:
-    paper = Paper.open(LocalPaper(parsed(name), f"local/{name}", f"local/{name}"))
+    paper = Paper.open(LoadedPaper(parsed(name), f"local/{name}", f"local/{name}"))
     texts = [paper.markdown(), *(u.text for u in paper.units())]
     for text in texts:
         for chrome in SITE_CHROME:
@@ -97,7 +98,7 @@ def test_the_licence_and_watermark_of_a_2026_page_are_furniture_not_text() -> No
     document = parsed("html/2604.15597v1.arxiv.html")
     assert document.license == "arXiv.org perpetual non-exclusive license"
     assert document.page_idv == "2604.15597v1"
-    paper = Paper.open(LocalPaper(document, "local/x", "local/x"))
+    paper = Paper.open(LoadedPaper(document, "local/x", "local/x"))
     assert "2604.15597v1 [cs.CL]" not in paper.markdown()
     assert "License:" not in paper.markdown()
 
@@ -173,7 +174,7 @@ def test_unknown_markup_degrades_to_readable_text() -> None:
         "</summary>details words</details> <table><tr><td>plain cell</td></tr></table>"
         " <dl><dt>term words</dt><dd>definition words</dd></dl>"
     )
-    paper = Paper.open(LocalPaper(parse_document(_page(body=body)), "local/u", "local/u"))
+    paper = Paper.open(LoadedPaper(parse_document(_page(body=body)), "local/u", "local/u"))
     markdown = paper.markdown()
     for words in ("widget words", "summary words", "details words", "plain cell", "term words"):
         assert words in markdown, words

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from paperanchor import service
+from paperanchor.paper import LoadedPaper
 from paperanchor.parse.pdf import parse_pdf
 from paperanchor.parse.pdf.layout import accented
 from paperanchor.render.markdown import document_chunks, join
@@ -43,7 +44,7 @@ def test_a_wrapped_line_that_starts_with_a_year_or_a_category_is_no_new_entry() 
 
 def test_a_bracketed_citation_links_the_paragraph_to_the_entries_it_names() -> None:
     document = parse_pdf(samples.wrapped_bibliography_pdf())
-    paper = service.Paper.open(service.LocalPaper(document, "local/cites", "local/cites"))
+    paper = service.Paper.open(LoadedPaper(document, "local/cites", "local/cites"))
     assert service.references(paper, "1")["citedIn"] == ["S1.p1", "S1.p2"]
     assert service.references(paper, "2")["citedIn"] == ["S1.p1", "S1.p2"]
     # the hostile range is cut at a hundred numbers: the three entries that exist

@@ -5,8 +5,9 @@ from __future__ import annotations
 from lxml import etree
 
 from paperanchor.anchors import AnchorIndex
+from paperanchor.paper import LoadedPaper
 from paperanchor.parse import parse_document
-from paperanchor.service import LocalPaper, Paper, read
+from paperanchor.service import Paper, read
 from paperanchor.tree import Equation, Figure, ListBlock, Paragraph, Text, walk
 from tests.corpus_pages import has_class, page_bytes, parsed, section_page
 
@@ -22,7 +23,7 @@ def _box(inner: str, picture_id: str = "S1.p1.pic1") -> str:
 
 
 def _markdown(html: bytes, node: str = "S1") -> str:
-    paper = Paper.open(LocalPaper(parse_document(html), "local/p", "local/p"))
+    paper = Paper.open(LoadedPaper(parse_document(html), "local/p", "local/p"))
     return read(paper, node, 100_000).markdown
 
 
@@ -44,7 +45,7 @@ def test_every_paragraph_inside_the_pages_pictures_is_read_in_its_section_in_ord
     root = etree.fromstring(page_bytes(PICTURES_PAGE), etree.HTMLParser(encoding="utf-8"))
     pictures = root.xpath("//svg[contains(@class, 'ltx_picture')]")
     assert len(pictures) == 10
-    paper = Paper.open(LocalPaper(parsed(PICTURES_PAGE), "local/p", "local/p"))
+    paper = Paper.open(LoadedPaper(parsed(PICTURES_PAGE), "local/p", "local/p"))
     index = AnchorIndex.build(paper.document, "p")
     for picture in pictures:
         section = picture.xpath("ancestor::section[1]")[0].get("id")
@@ -135,7 +136,7 @@ def test_a_box_of_text_in_a_figure_is_the_figures_content() -> None:
     index = AnchorIndex.build(figure, "p")
     node = index.resolve("S2.F2").node
     assert isinstance(node, Figure)
-    paper = Paper.open(LocalPaper(figure, "local/p", "local/p"))
+    paper = Paper.open(LoadedPaper(figure, "local/p", "local/p"))
     markdown = read(paper, "S2.F2", 100_000).markdown
     assert "Write a {doc_type} about {industry} using the" in markdown
     assert "- MOTIVE:" in markdown

@@ -230,14 +230,15 @@ PAGES: dict[str, Callable[[], bytes]] = {
 
 def measure(name: str) -> dict[str, object]:
     """Parse one page, open it as a paper, render the whole of it and its outline."""
+    from paperanchor.paper import LoadedPaper
     from paperanchor.parse import parse_document
-    from paperanchor.service import LocalPaper, Paper, outline, read
+    from paperanchor.service import Paper, outline, read
 
     html = PAGES[name]()
     started = time.perf_counter()
     document = parse_document(html, "https://example.org/")
     parsed = time.perf_counter()
-    paper = Paper.open(LocalPaper(document, f"local/{name}", f"local/{name}"))
+    paper = Paper.open(LoadedPaper(document, f"local/{name}", f"local/{name}"))
     answer = outline(paper)
     markdown = read(paper, None, 100_000).markdown
     for section in document.sections[:50]:

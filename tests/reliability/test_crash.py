@@ -29,9 +29,10 @@ from typing import Any
 
 import httpx
 
+from paperanchor.paper import LoadedPaper
 from paperanchor.papers import paper_codec
 from paperanchor.parse import PARSER_VERSION, parse_document
-from paperanchor.service import LocalPaper, Paper, outline, read
+from paperanchor.service import Paper, outline, read
 from paperanchor.store import DiskStore, PaperCache
 from tests.conftest import CORPUS, ROOT, free_port, stop_process, wait_healthy
 from tests.reliability.report import SOAK, record
@@ -116,7 +117,7 @@ def expected(arxiv_url: str, paper_id: str) -> tuple[dict[str, Any], str, str]:
     source = f"{arxiv_url}/{paper_id}"
     document = parse_document(PAGES[number % len(PAGES)].read_bytes(), source)
     paper = Paper.open(
-        LocalPaper(document, paper_id[:-2], paper_id, 1, True, source="arxiv", source_url=source)
+        LoadedPaper(document, paper_id[:-2], paper_id, 1, True, source="arxiv", source_url=source)
     )
     first = document.sections[0].id
     return outline(paper), first, read(paper, first, 100_000).markdown

@@ -28,8 +28,9 @@ from urllib.parse import urlencode
 
 import httpx
 
+from paperanchor.paper import LoadedPaper
 from paperanchor.parse import parse_document
-from paperanchor.service import LocalPaper, Paper, cite, outline, read, search_paper
+from paperanchor.service import Paper, cite, outline, read, search_paper
 from tests.api.live import serve_command
 from tests.conftest import CORPUS, FIXTURES, ROOT
 from tests.reliability.report import SOAK, record
@@ -80,7 +81,7 @@ def expected_answers(arxiv_url: str, public_url: str) -> dict[str, list[Expected
         source = f"{arxiv_url}/{paper_id}"
         document = parse_document(PAGES[number % len(PAGES)].read_bytes(), source)
         paper = Paper.open(
-            LocalPaper(document, paper_id, paper_id, source="arxiv", source_url=source)
+            LoadedPaper(document, paper_id, paper_id, source="arxiv", source_url=source)
         )
         sections = [section.id for section in document.sections][:3]
         query = "the model"

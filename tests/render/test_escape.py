@@ -12,9 +12,9 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 
+from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse import parse_document
 from paperanchor.render.escape import escape_text, safe_url
-from paperanchor.service import LocalPaper, Paper
 from tests.corpus_pages import PAPER_PAGES, fixture_path, parsed
 
 RENDERER = (
@@ -53,13 +53,13 @@ def _check_markup(markdown: str) -> None:
 def test_a_corpus_page_renders_to_no_element_or_scheme_the_paper_did_not_put_there(
     name: str,
 ) -> None:
-    _check_markup(Paper.open(LocalPaper(parsed(name), "local/x", "local/x")).markdown())
+    _check_markup(Paper.open(LoadedPaper(parsed(name), "local/x", "local/x")).markdown())
 
 
 @pytest.mark.parametrize("name", ["short", "full", "authoryear", "xss"])
 def test_a_fixture_renders_to_no_element_or_scheme_the_paper_did_not_put_there(name: str) -> None:
     document = parse_document(fixture_path(name).read_bytes(), "https://paperanchor.invalid/")
-    markdown = Paper.open(LocalPaper(document, "local/x", "local/x")).markdown()
+    markdown = Paper.open(LoadedPaper(document, "local/x", "local/x")).markdown()
     _check_markup(markdown)
 
 
@@ -101,7 +101,7 @@ def _escaped_html(text: str) -> str:
 @pytest.mark.parametrize("text", HOSTILE_TEXT + LINE_STARTS)
 def test_markup_written_in_a_paper_renders_back_as_its_text(text: str) -> None:
     document = parse_document(_page([_escaped_html(text)]))
-    markdown = Paper.open(LocalPaper(document, "local/x", "local/x")).markdown()
+    markdown = Paper.open(LoadedPaper(document, "local/x", "local/x")).markdown()
     root = _rendered(markdown)
     paragraphs = [" ".join("".join(p.itertext()).split()) for p in root.iter("p")]
     assert " ".join(text.split()) in paragraphs, (markdown, paragraphs)
@@ -121,7 +121,7 @@ def test_links_and_images_of_other_schemes_are_dropped_and_their_text_kept() -> 
         "[split<!-- a comment between two runs of text -->](javascript:alert(4))"
     )
     document = parse_document(_page([body]))
-    markdown = Paper.open(LocalPaper(document, "local/x", "local/x")).markdown()
+    markdown = Paper.open(LoadedPaper(document, "local/x", "local/x")).markdown()
     _check_markup(markdown)
     root = _rendered(markdown)
     links = [(a.get("href"), a.text_content()) for a in root.iter("a")]

@@ -10,11 +10,11 @@ import pytest
 from lxml import html as lxml_html
 
 from paperanchor import refs
+from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse import parse_document
 from paperanchor.render import html, mathml
 from paperanchor.render.escape import escape_text, safe_url
 from paperanchor.render.mathml import MathBudget
-from paperanchor.service import LocalPaper, Paper
 from paperanchor.tree import Document, Inline, Node, Paragraph, Section, Text
 from tests.conftest import FIXTURES
 from tests.corpus_pages import PAPER_PAGES, fixture_path, parsed
@@ -287,7 +287,7 @@ def test_theorems_lead_with_their_label_and_footnotes_end_the_page() -> None:
 
 def test_a_page_of_a_node_that_is_not_a_section_has_a_title_of_its_own() -> None:
     document = _document("full")
-    view = Paper.open(LocalPaper(document, "local/full", "local/full"))
+    view = Paper.open(LoadedPaper(document, "local/full", "local/full"))
     figure = view.index.resolve("F1").node
     page = _article(figure, document)
     assert page.title == "Figure 1"

@@ -10,10 +10,10 @@ import re
 
 import pytest
 
+from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse.dom import math_tex
 from paperanchor.parse.inline import is_internal_name
 from paperanchor.render.escape import math_markdown
-from paperanchor.service import LocalPaper, Paper
 from tests.corpus_pages import PAPER_PAGES, has_class, page_root, parsed
 from tests.parse.test_corpus import CHROME, MATHML_LEAKS
 
@@ -86,7 +86,7 @@ def _markdown_words(markdown: str) -> str:
 
 
 def _markdown(name: str) -> str:
-    return Paper.open(LocalPaper(parsed(name), f"local/{name}", f"local/{name}")).markdown()
+    return Paper.open(LoadedPaper(parsed(name), f"local/{name}", f"local/{name}")).markdown()
 
 
 @pytest.mark.parametrize("name", PAPER_PAGES)

@@ -12,6 +12,7 @@ from html.parser import HTMLParser
 from markdown_it import MarkdownIt
 
 from paperanchor import service
+from paperanchor.paper import LoadedPaper
 from paperanchor.parse.pdf import parse_pdf
 from paperanchor.render.markdown import document_chunks, join
 from paperanchor.render.text import plain_text
@@ -64,7 +65,7 @@ def test_an_equation_read_from_a_pdf_is_escaped_text_with_its_number() -> None:
     (equation,) = [v.node for v in walk(document.blocks) if isinstance(v.node, Equation)]
     assert equation.latex is None and equation.number == "1"
     assert equation.text == "<b>x</b> = [y](javascript:alert(2))"
-    paper = service.Paper.open(service.LocalPaper(document, "local/hostile", "local/hostile"))
+    paper = service.Paper.open(LoadedPaper(document, "local/hostile", "local/hostile"))
     markdown = service.read(paper, equation.id).markdown
     assert "$$" not in markdown
     assert _rendered(markdown).tags <= _OURS

@@ -22,8 +22,8 @@ from urllib.parse import quote
 import httpx
 from lxml import etree, html
 
+from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.render.escape import safe_url
-from paperanchor.service import LocalPaper, Paper
 from tests.api.live import ServeProcess
 from tests.api.test_mcp import call, text_of
 from tests.conftest import ROOT, require_program
@@ -108,7 +108,7 @@ def all_faults(documents: dict[str, str]) -> dict[str, list[str]]:
 
 def test_every_corpus_page_renders_to_no_element_or_scheme_in_marked_and_commonmark() -> None:
     documents = {
-        name: Paper.open(LocalPaper(parsed(name), "local/x", "local/x")).markdown()
+        name: Paper.open(LoadedPaper(parsed(name), "local/x", "local/x")).markdown()
         for name in PAPER_PAGES
     }
     assert all_faults(documents) == {}
@@ -118,7 +118,7 @@ def test_the_hostile_page_renders_to_text_in_three_renderers() -> None:
     from paperanchor.parse import parse_document
 
     document = parse_document(hostile_markdown.page())
-    markdown = Paper.open(LocalPaper(document, "local/x", "local/x")).markdown()
+    markdown = Paper.open(LoadedPaper(document, "local/x", "local/x")).markdown()
     assert all_faults({"hostile": markdown}) == {}
     # the payloads are still there, as text a reader can see
     text = html.fromstring(render_js([markdown])[0]["marked"]).text_content()

@@ -12,9 +12,6 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-import sys
-import threading
-from collections import OrderedDict
 from typing import Annotated, Any
 from urllib.parse import quote, urlsplit
 
@@ -166,56 +163,9 @@ async def section_page(
     return rest.answer(request, view, page.encode(), rest.HTML_TYPE, vary_accept=True)
 
 
-class PageMemory:
-    """Section pages drawn recently, by paper view and node, bounded in bytes.
-
-    A page is a function of the view's tree, kept under the view's serial number (paper.py),
-    which no other view ever gets: a paper parsed again never gets an old page.
-    """
-
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self._pages: OrderedDict[tuple[int, str], str] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()  # pages are drawn in worker threads
-
-    def get(self, view: Paper, node_id: str) -> str | None:
-        """The page drawn for this paper and node, or None."""
-        with self._lock:
-            page = self._pages.get((view.serial, node_id))
-            if page is not None:
-                self._pages.move_to_end((view.serial, node_id))
-            return page
-
-    def put(self, view: Paper, node_id: str, page: str) -> None:
-        """Keep a drawn page, the oldest dropped past the byte bound."""
-        size = sys.getsizeof(page)
-        if size > self.max_bytes // 4:
-            return
-        with self._lock:
-            old = self._pages.pop((view.serial, node_id), None)
-            if old is not None:
-                self._bytes -= sys.getsizeof(old)
-            self._pages[(view.serial, node_id)] = page
-            self._bytes += size
-            while self._bytes > self.max_bytes:
-                _, dropped = self._pages.popitem(last=False)
-                self._bytes -= sys.getsizeof(dropped)
-
-
-# 32 MB hold 32 pages of the heaviest corpus section (1311.0066's section 4: 0.98 MB as a str,
-# whose mathematical letters make it 4 bytes a character) and 600 ordinary ones (2501.11120v1's
-# sections: 55 kB on average).
-PAGES = PageMemory(32 * 1024 * 1024)
-
-
 def _section_page(view: Paper, anchor: str) -> str:
-    node_id = view.index.resolve(anchor).node.id
-    page = PAGES.get(view, node_id)
-    if page is None:
-        page = section_html(view, node_id)
-        PAGES.put(view, node_id, page)
-    return page
+    # kept on the paper (paper.py), so it goes with it and counts in the memory of papers
+    return view.page(view.index.resolve(anchor).node.id, section_html)
 
 
 def section_html(view: Paper, anchor: str) -> str:
