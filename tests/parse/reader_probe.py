@@ -345,6 +345,7 @@ def probe(paper: Paper, root: HtmlElement) -> PageProbe:
                     markdown = paper.markdown(home)
             else:
                 markdown = paper.markdown()
+            markdown = _LT.sub("<", markdown)  # the `<` our Markdown writes as an entity
             found = words(_LINK_TARGET.sub("", markdown).replace("<http", "http"))
             positions: dict[str, list[int]] = {}
             for at, word in enumerate(found):
@@ -396,6 +397,7 @@ def _label_tag(item: HtmlElement) -> HtmlElement | None:
 _MARKDOWN_ESCAPE = re.compile(r"\\(.)")
 # A link's target is not on the page, and may sit inside a word the page prints whole
 # (`[f](…)or` for "for"); an autolink's `<` may join a word to a URL the page prints after it.
+_LT = re.compile(r"(?<!\\)&lt;")
 _LINK_TARGET = re.compile(r"\]\((?:[^()\s]|\([^()\s]*\))*\)")
 
 

@@ -8,6 +8,8 @@ holding all of them; the tests render its Markdown with three renderers and look
 
 from __future__ import annotations
 
+import random
+from dataclasses import dataclass, field
 from html import escape
 
 # What a renderer that misses our math would read as a tag, a link, the end of the math or a
@@ -64,31 +66,67 @@ def _equation(index: int, tex: str, number: str | None) -> str:
     )
 
 
-def page(paragraphs: int = 40) -> bytes:
+@dataclass(frozen=True)
+class Payloads:
+    """What a page puts where a paper can: TeX, equation numbers, a section id, labels."""
+
+    tex: list[str] = field(default_factory=lambda: list(TEX))
+    numbers: list[str] = field(default_factory=lambda: list(NUMBERS))
+    section_id: str = SECTION_ID
+    labels: list[str] = field(default_factory=lambda: list(LABELS))
+
+
+# The pieces a generated payload is spliced from: the marks that open or close Markdown,
+# HTML and math, and the words that would make them live.
+_PIECES = [
+    "$", "$$", "\\", "\\$", "`", "``", "[", "]", "(", ")", "<", ">", "!", "*", "_", "~",
+    "|", "#", "\n", "\n\n", "  ", "&", "&lt;", ";", ":", "'", '"', "=", "{", "}", "%",
+    "<img src=x onerror=alert(99)>", "javascript:alert(98)", "](javascript:alert(97))",
+    "<a href=javascript:alert(96)>", "<script>alert(95)</script>", "\\text{", "\\href{",
+    "<!--", "-->", "<http://x>", "x", "1", "---",
+]  # fmt: skip
+
+
+def generated(seed: int) -> Payloads:
+    """Payloads spliced at random (seeded, so a failure can be replayed) from `_PIECES`."""
+    rng = random.Random(seed)
+
+    def one() -> str:
+        return "".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 12)))
+
+    tex = [one() for _ in range(6)]
+    numbers = [one() for _ in range(3)]
+    section_id = "S1" + "".join(one().split())  # an id never holds white space
+    return Payloads(tex, numbers, section_id, [one() for _ in range(3)])
+
+
+def page(paragraphs: int = 40, payloads: Payloads | None = None) -> bytes:
     """One page with every payload, and enough text that a small `maxTokens` cuts it."""
+    put = payloads or Payloads()
+    numbers = put.numbers
     equations = "".join(
-        _equation(i, tex, NUMBERS[i % len(NUMBERS)] if i < 2 * len(NUMBERS) else None)
-        for i, tex in enumerate(TEX, 1)
+        _equation(i, tex, numbers[i % len(numbers)] if i < 2 * len(numbers) else None)
+        for i, tex in enumerate(put.tex, 1)
     )
     inline = "".join(
         f"<p class='ltx_p'>Inline {i}: {_math(tex, False)} and after.</p>"
-        for i, tex in enumerate(TEX, 1)
+        for i, tex in enumerate(put.tex, 1)
     )
     labels = "".join(
         f"<li class='ltx_item'><span class='ltx_tag ltx_tag_item'>{escape(label)}</span>"
         f"<div class='ltx_para'><p class='ltx_p'>Item {i}.</p></div></li>"
-        for i, label in enumerate(LABELS, 1)
+        for i, label in enumerate(put.labels, 1)
     )
     theorems = "".join(
         f"<div class='ltx_theorem ltx_theorem_theorem' id='Thm{i}'><h6 class='ltx_title "
         f"ltx_runin ltx_title_theorem'><span class='ltx_tag ltx_tag_theorem'>{escape(label)}"
         f"</span></h6><div class='ltx_para'><p class='ltx_p'>Claim {i}.</p></div></div>"
-        for i, label in enumerate(LABELS, 1)
+        for i, label in enumerate(put.labels, 1)
     )
     figure = (
         "<figure class='ltx_figure' id='S1.F1'><figcaption class='ltx_caption'>"
-        f"<span class='ltx_tag ltx_tag_figure'>{escape(LABELS[0])} </span>"
-        f"A caption {_math(TEX[1], False)}</figcaption></figure>"
+        f"<span class='ltx_tag ltx_tag_figure'>{escape(put.labels[0])} </span>"
+        f"A caption {_math(put.tex[1], False)}</figcaption></figure>"
     )
     filler = "".join(
         f"<p class='ltx_p'>Filler paragraph {i} with enough words to make the section long "
@@ -96,9 +134,9 @@ def page(paragraphs: int = 40) -> bytes:
         for i in range(paragraphs)
     )
     body = (
-        f"<section class='ltx_section' id='{escape(SECTION_ID, quote=True)}'>"
+        f"<section class='ltx_section' id='{escape(put.section_id, quote=True)}'>"
         f"<h2 class='ltx_title ltx_title_section'><span class='ltx_tag ltx_tag_section'>"
-        f"{escape(LABELS[1])} </span>Hostile {_math(TEX[0], False)}</h2>"
+        f"{escape(put.labels[1])} </span>Hostile {_math(put.tex[0], False)}</h2>"
         f"{equations}{inline}<ul class='ltx_itemize'>{labels}</ul>{theorems}{figure}{filler}"
         "</section>"
     )

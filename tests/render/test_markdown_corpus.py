@@ -21,6 +21,8 @@ from tests.parse.test_corpus import CHROME, MATHML_LEAKS
 _MATH_MD = re.compile(r"(?<!\\)\$\$.*?\$\$|(?<!\\)\$(?:[^$\\]|\\.)*\$", re.DOTALL)
 # A link's or image's destination, `(url)` or `(<url>)` when the URL has parentheses.
 _LINK_TARGET = re.compile(r"\]\((?:<[^>\s]*>|[^)\s]*)\)")
+# the `<` our Markdown writes as an entity (render/escape.py), not `\&lt;`, the paper's own text
+_LT = re.compile(r"(?<!\\)&lt;")
 _IMAGE = re.compile(r"!\[(?:\\.|[^\]\\])*\]\((?:<[^>\s]*>|[^)\s]*)\)")
 _NOTE_MARK = re.compile(r"\[\^[^\]]*\]")
 # `\$` is a dollar of the page's text: `\$$x$` is that dollar and inline math, not a display.
@@ -78,7 +80,7 @@ def _page_text(el, entries=None) -> str:  # type: ignore[no-untyped-def]
 
 
 def _markdown_words(markdown: str) -> str:
-    text = _IMAGE.sub(" ", markdown)
+    text = _IMAGE.sub(" ", _LT.sub("<", markdown))
     text = _NOTE_MARK.sub(" ", text)
     text = _MATH_MD.sub(" ", text)
     text = _LINK_TARGET.sub("]", text)

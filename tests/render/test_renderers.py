@@ -24,10 +24,12 @@ from lxml import etree, html
 
 from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.render.escape import safe_url
+from paperanchor.service import read
 from tests.api.live import ServeProcess
 from tests.api.test_mcp import call, text_of
 from tests.conftest import ROOT, require_program
 from tests.corpus_pages import PAPER_PAGES, parsed
+from tests.reliability.report import SOAK
 from tests.render import hostile_markdown
 from tests.render.test_escape import ALLOWED, RENDERER
 
@@ -124,6 +126,26 @@ def test_the_hostile_page_renders_to_text_in_three_renderers() -> None:
     text = html.fromstring(render_js([markdown])[0]["marked"]).text_content()
     for number in (2, 9, 12):
         assert f"alert({number})" in text, number
+
+
+# Generated pages: payloads spliced at random from the marks that open Markdown, HTML and math
+# (hostile_markdown.generated); a few dozen in `make test`, many more in `make soak`.
+GENERATED_PAGES = 600 if SOAK else 40
+
+
+def test_generated_payloads_stay_text_in_three_renderers() -> None:
+    from paperanchor.parse import parse_document
+
+    documents: dict[str, str] = {}
+    started = time.perf_counter()
+    for seed in range(GENERATED_PAGES):
+        page = hostile_markdown.page(4, hostile_markdown.generated(seed))
+        paper = Paper.open(LoadedPaper(parse_document(page), "local/x", "local/x"))
+        # the whole page, and a cut one (its truncation line names the hostile section id)
+        documents[f"seed {seed}"] = paper.markdown()
+        documents[f"seed {seed} cut"] = read(paper, paper.document.roots()[0].id, 100).markdown
+    assert all_faults(documents) == {}
+    assert time.perf_counter() - started < 30 * max(1, GENERATED_PAGES // 40)
 
 
 def test_a_server_answers_the_hostile_page_with_markdown_that_stays_text(tmp_path: Path) -> None:

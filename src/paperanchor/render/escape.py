@@ -29,14 +29,18 @@ def escape_text(text: str, *, brackets: bool = False) -> str:
     with `brackets`, every `[` and `]` is escaped too (text that sits inside `[…]`)."""
     if _MAY_NEED.search(text) is None:  # most runs of words: one scan in C, nothing to do
         return text
-    return (_ESCAPE_BRACKETS if brackets else _ESCAPE).sub(r"\\\g<0>", text)
+    escaped = (_ESCAPE_BRACKETS if brackets else _ESCAPE).sub(r"\\\g<0>", text)
+    # `<` as an entity, not `\<`: a GFM renderer reads a bare URL just before it
+    # (`http://x\<script>`, marked 18) as an autolink that swallows the backslash, and the tag
+    # after it comes alive; an entity stays text inside or outside the link
+    return escaped.replace("<", "&lt;") if "<" in escaped else escaped
 
 
 # One pass in C (a character loop in Python cost a tenth of the parse on citation-heavy pages):
 # the marks escaped wherever they are; a `]` that would close a link text (`](…)`, `][…]`); a
 # `[` that would open a footnote reference (`[^…]`); an `&` that would start an entity (`&lt;`,
 # `&#60;`); a `_` at a word boundary (CommonMark does not read an intraword `_` as emphasis).
-_MARKS = r"[\\`*<~$]|\](?=[(\[])|\[(?=\^)|&(?=[^\W\d_]|#)|(?<![^\W_])_|_(?![^\W_])"
+_MARKS = r"[\\`*~$]|\](?=[(\[])|\[(?=\^)|&(?=[^\W\d_]|#)|(?<![^\W_])_|_(?![^\W_])"
 _FIRST = r"(?=[\\`*<~$\]\[&_])"  # positions that cannot start a mark fail at once
 _ESCAPE = re.compile(f"{_FIRST}(?:{_MARKS})")
 _ESCAPE_BRACKETS = re.compile(f"{_FIRST}(?:{_MARKS}|[\\[\\]])")
