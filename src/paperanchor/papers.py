@@ -112,6 +112,22 @@ class _Kept:
         return self.size * TREE_PER_ENTRY_BYTE + self.rendered
 
 
+_Result = TypeVar("_Result")
+Prepare = Callable[[Paper], object]
+"""Work on a view opened for a request, run in the worker that opened it (an outline)."""
+
+
+class _Unread:
+    """The "no such paper" entry was not read with the lookup."""
+
+
+_UNREAD = _Unread()
+
+
+def _document(document: Document) -> Document:
+    return document
+
+
 class Papers:
     """Loads papers: from the cache, else one shared fetch and parse per paper, then caches them.
 
@@ -172,31 +188,76 @@ class Papers:
         self._trimming: asyncio.Future[None] | None = None
         self._stored = 0  # papers this library has stored, a clock for _load_uncached
 
-    async def load(self, ref: PaperRef) -> LoadedPaper:
-        """The parsed paper for `ref`, fetching and parsing it at most once at a time."""
+    async def load(
+        self,
+        ref: PaperRef,
+        prepare: Prepare | None = None,
+        alongside: Callable[[], object] | None = None,
+    ) -> LoadedPaper:
+        """The parsed paper for `ref`, fetching and parsing it at most once at a time; a paper
+        parsed for this call is opened in the parse's worker and `prepare` run on its view.
+        `alongside` runs in the worker of the store lookup, when there is one."""
         stored = self._stored
+        missing: _Unread | bytes | None = _UNREAD
         if not ref.is_local:
             # A versioned reference that was settled is itself: no store lookup at all.
             kept: LoadedPaper | None = self._recall(ref.idv) if ref.version is not None else None
-            cached = kept or await asyncio.to_thread(self._cached, ref)
-            if cached is not None:
+            if kept is None:
+                # One hop for the lookup and the "no such paper" entry a fetch would read next.
+                kept, missing = await asyncio.to_thread(self._lookup, ref, alongside)
+            if kept is not None:
                 self.cache_hits += 1
-                return cached
-        return await self._flight.run(ref.idv, lambda: self._load_uncached(ref, stored))
+                return kept
+        return await self._flight.run(
+            ref.idv, lambda: self._load_uncached(ref, stored, missing, prepare)
+        )
 
-    async def get(self, ref: PaperRef) -> Paper:
+    async def get(
+        self,
+        ref: PaperRef,
+        prepare: Prepare | None = None,
+        alongside: Callable[[], object] | None = None,
+    ) -> Paper:
         """The paper `ref` names with its view (anchor index, renderings), kept in the same
-        memory entry as the paper: the one memory of papers, evicted together."""
-        loaded = await self.load(ref)
+        memory entry as the paper: the one memory of papers, evicted together. `prepare` runs
+        on a view opened for this call, in the worker thread that opened it."""
+        loaded = await self.load(ref, prepare, alongside)
         view = self._view_of(loaded)
         if view is None:
             # Building the index walks the whole tree (144 ms for a 3.3 MB page, seconds for a
             # hostile one): never on the event loop, where every other request waits for it.
-            view = await asyncio.to_thread(Paper.open, loaded)
-            self._attach(loaded, view)
+            view = await asyncio.to_thread(self._open, loaded, prepare)
         else:
             self._count_renderings(loaded, view)
         return view
+
+    def _open(self, loaded: LoadedPaper, prepare: Prepare | None) -> Paper:
+        """`loaded`'s view, `prepare` run on it, held with the paper (in a worker thread).
+
+        An error of `prepare` is left to the caller's own call of it, where it is answered."""
+        view = Paper.open(loaded)
+        if prepare is not None:
+            try:
+                prepare(view)
+            except Exception:  # raised again where the operation runs it
+                log.debug("preparing the view of %s failed", loaded.idv, exc_info=True)
+        self._attach(loaded, view)
+        return view
+
+    def _lookup(
+        self, ref: PaperRef, alongside: Callable[[], object] | None
+    ) -> tuple[LoadedPaper | None, _Unread | bytes | None]:
+        """The cached paper for `ref` and, when there is none and a fetch would ask next, the
+        remembered "no such paper" entry (in a worker thread: the store is blocking I/O);
+        `alongside` is run first."""
+        if alongside is not None:
+            alongside()
+        cached = self._cached(ref)
+        if cached is not None or self.settings.local_dir is not None:
+            return cached, _UNREAD
+        if self.settings.not_found_ttl_s <= 0:
+            return None, None
+        return None, self._kept.get(_missing_key(ref))
 
     def _held_entry(self, loaded: LoadedPaper) -> _Kept | None:
         """The memory entry holding this very paper (caller holds the lock)."""
@@ -254,8 +315,15 @@ class Papers:
         if self._owns_store:
             self.store.close()
 
-    async def _load_uncached(self, ref: PaperRef, stored: int) -> LoadedPaper:
-        """`ref` fetched and parsed; `stored` is `_stored` from before the caller's cache miss."""
+    async def _load_uncached(
+        self,
+        ref: PaperRef,
+        stored: int,
+        missing: _Unread | bytes | None = _UNREAD,
+        prepare: Prepare | None = None,
+    ) -> LoadedPaper:
+        """`ref` fetched and parsed; `stored` is `_stored` from before the caller's cache miss,
+        `missing` the "no such paper" entry read with it (`_UNREAD` when it was not)."""
         local: str | None = None
         if self.settings.local_dir is not None:
             local = await asyncio.to_thread(self.sources.local_fingerprint, ref)
@@ -263,7 +331,7 @@ class Papers:
             if known is not None:
                 return known
         if ref.is_local:
-            return await self._fetch(ref)
+            return await self._fetch(ref, prepare)
         # A flight for this paper may have finished between our cache miss and now: then this
         # process has stored a paper since. Read again only then (each read is a thread hop and
         # two store lookups; another process's write in that window is a race the shared
@@ -273,9 +341,12 @@ class Papers:
             if cached is not None:
                 return cached
         if local is None:  # a local file of that name would be read first
-            await self._raise_if_missing(ref)
+            if isinstance(missing, _Unread):
+                await self._raise_if_missing(ref)
+            elif (detail := _missing_detail(missing, ref)) is not None:
+                raise NotFound(detail)
         return await self.coordination.once(
-            f"fetch:{ref.idv}", lambda: self._fetch(ref), lambda: self._from_cache(ref)
+            f"fetch:{ref.idv}", lambda: self._fetch(ref, prepare), lambda: self._from_cache(ref)
         )
 
     async def _from_cache(self, ref: PaperRef) -> LoadedPaper | None:
@@ -284,7 +355,7 @@ class Papers:
             self.cache_hits += 1
         return cached
 
-    async def _fetch(self, ref: PaperRef) -> LoadedPaper:
+    async def _fetch(self, ref: PaperRef, prepare: Prepare | None = None) -> LoadedPaper:
         """The source policy (docs/fetching.md), in one loop: ask each source in turn (the
         local directory's files, then arXiv's HTML, ar5iv and arXiv's PDF), parse its page,
         settle its version, and accept it or ask the next; then cache what was accepted (a
@@ -301,7 +372,7 @@ class Papers:
             async with aclosing(self.sources.local_pages(ref)) as pages:
                 async for page in pages:
                     found = True
-                    if (loaded := await self._read(ref, page, passed)) is not None:
+                    if (loaded := await self._read(ref, page, passed, prepare)) is not None:
                         return loaded
             if not (ref.is_local and found):  # a local reference's file is all there is
                 absents: list[Absent] = []
@@ -313,7 +384,7 @@ class Papers:
                         continue
                     found = True
                     pdf_read = answer.kind == "pdf"  # read but not served: it said why
-                    if (loaded := await self._read(ref, answer, passed)) is not None:
+                    if (loaded := await self._read(ref, answer, passed, prepare)) is not None:
                         return loaded
                 raise self.sources.missing(ref, absents, found=found, pdf_read=pdf_read)
         except PaperMissing as exc:
@@ -335,7 +406,9 @@ class Papers:
             raise NotFound(f"{ref.paper}: " + "; ".join(passed.unreadable))
         return passed.failed
 
-    async def _read(self, ref: PaperRef, page: FetchedPage, passed: _Passed) -> LoadedPaper | None:
+    async def _read(
+        self, ref: PaperRef, page: FetchedPage, passed: _Passed, prepare: Prepare | None = None
+    ) -> LoadedPaper | None:
         """`page` parsed, its version settled and, when it is a paper to serve, cached and
         returned; None when it is passed over (`passed` says why)."""
         try:
@@ -344,8 +417,9 @@ class Papers:
             else:
                 self.fetches += 1
                 base_url = page.base_url or page.source_url
-                document = await self._parse_page(page, base_url)
-                loaded = _resolved(document, page)
+                loaded = await self._parse_page(
+                    page, base_url, lambda document: self._settle(ref, page, document, prepare)
+                )
         except _NoText as exc:
             passed.unreadable.append(exc.detail)
             return None  # not a paper to serve: a later source may have one
@@ -361,17 +435,34 @@ class Papers:
             log.info("%s's rendering of %s failed; asking on", page.source, ref.idv)
             passed.failed = passed.failed or loaded
             return None
-        if loaded.source == "local":
-            if page.fingerprint:
-                self._know_local(ref, page.fingerprint, _local_key(page), loaded)
-        else:
-            size = await asyncio.to_thread(self._remember, ref, loaded)
-            settled = _settled(loaded)
-            self._keep(loaded.idv, loaded, settled=settled, size=size or len(page.html))
-            await self._release(len(page.html))
+        if loaded.source == "local" and page.fingerprint:
+            self._know_local(ref, page.fingerprint, _local_key(page), loaded)
+        return loaded  # an arXiv paper was stored and held by _settle
+
+    def _settle(
+        self, ref: PaperRef, page: FetchedPage, document: Document, prepare: Prepare | None
+    ) -> LoadedPaper | None:
+        """In the parse's worker thread, so that a cold request hops once for all of it: the
+        page's paper resolved and, when it is one to serve, stored, held and opened (`prepare`
+        run on its view), then the heap the parse freed handed back."""
+        loaded = _resolved(document, page)
+        if loaded is None or loaded.document.quality == "failed":
+            return loaded
+        size = self._remember(ref, loaded)
+        self._keep(loaded.idv, loaded, settled=_settled(loaded), size=size or len(page.html))
+        try:
+            self._open(loaded, prepare)
+        except Exception:  # `get` opens it again and answers the error
+            log.debug("opening %s failed", loaded.idv, exc_info=True)
+        release_freed_memory()
         return loaded
 
-    async def _parse_page(self, page: FetchedPage, base_url: str) -> Document:
+    async def _parse_page(
+        self,
+        page: FetchedPage,
+        base_url: str,
+        then: Callable[[Document], _Result],
+    ) -> _Result:
         """A page's tree, in a worker thread, under the process's bound on parses of its kind.
 
         A PDF the reader cannot read is an error naming the paper and where the PDF came from;
@@ -379,7 +470,7 @@ class Papers:
         """
         if page.kind != "pdf":
             try:
-                return await _bounded(self._html_slots, self._parse, page.html, base_url)
+                return await _bounded(self._html_slots, self._parse, page.html, base_url, then)
             except TooLarge as exc:  # the parser's bounds do not know the paper's name
                 raise TooLarge(f"{page.ref.paper}: {exc.detail}") from None
         what = (
@@ -388,7 +479,7 @@ class Papers:
             else f"arXiv's PDF of {page.found.idv}"
         )
         try:
-            return await _bounded(self._pdf_slots, self._parse_pdf, page.html, base_url)
+            return await _bounded(self._pdf_slots, self._parse_pdf, page.html, base_url, then)
         except NotFound as exc:
             raise _NoText(f"{what} cannot be read: {exc.detail}") from None
         except PaperAnchorError as exc:
@@ -412,7 +503,7 @@ class Papers:
             else:
                 self.fetches += 1
                 base_url = page.base_url or page.source_url
-                document = await self._parse_page(page, base_url)
+                document = await self._parse_page(page, base_url, _document)
                 ttl = self.settings.latest_ttl_s
                 if ttl > 0:
                     entry = _entry(document, page)
@@ -597,8 +688,14 @@ def _with_reasons(exc: _Missing, unreadable: list[str]) -> _Missing:
     return type(exc)(f"{exc.detail}, and " + "; ".join(unreadable))
 
 
-async def _bounded(gate: asyncio.Semaphore, parse: Parse, data: bytes, base_url: str) -> Document:
-    """`parse(data, base_url)` in a worker thread once `gate` has a free slot.
+async def _bounded(
+    gate: asyncio.Semaphore,
+    parse: Parse,
+    data: bytes,
+    base_url: str,
+    then: Callable[[Document], _Result],
+) -> _Result:
+    """`then(parse(data, base_url))` in a worker thread once `gate` has a free slot.
 
     The slot is held until the parse ends, even when the caller is cancelled first (the last
     waiter of a fetch gave up): the thread and its child run on to their end, at most the
@@ -606,12 +703,12 @@ async def _bounded(gate: asyncio.Semaphore, parse: Parse, data: bytes, base_url:
     """
     await gate.acquire()
     try:
-        work = asyncio.ensure_future(asyncio.to_thread(parse, data, base_url))
+        work = asyncio.ensure_future(asyncio.to_thread(lambda: then(parse(data, base_url))))
     except BaseException:
         gate.release()
         raise
 
-    def done(finished: asyncio.Future[Document]) -> None:
+    def done(finished: asyncio.Future[_Result]) -> None:
         gate.release()
         if not finished.cancelled():
             finished.exception()  # retrieved: a parse nobody waits for any more is not an error

@@ -59,7 +59,12 @@ WAIT_RANGE = (0.0, 60.0)
 class Loader(Protocol):
     """Where papers come from (papers.Papers): each with its view, and the views held."""
 
-    async def get(self, ref: PaperRef) -> Paper: ...
+    async def get(
+        self,
+        ref: PaperRef,
+        prepare: Callable[[Paper], object] | None = None,
+        alongside: Callable[[], object] | None = None,
+    ) -> Paper: ...
     def views(self) -> list[Paper]: ...
 
 
@@ -68,7 +73,10 @@ class DiscoveryLike(Protocol):
 
     @property
     def asks_arxiv(self) -> bool: ...
-    async def outline_metadata(self, ref: PaperRef, within: float = ...) -> Metadata | None: ...
+    def kept_metadata(self, ref: PaperRef) -> bytes | None: ...
+    async def outline_metadata(
+        self, ref: PaperRef, within: float = ..., kept: tuple[bytes | None] | None = ...
+    ) -> Metadata | None: ...
     async def metadata(self, refs: Sequence[PaperRef]) -> dict[str, Metadata]: ...
     async def metadata_of(self, ref: PaperRef) -> Metadata: ...
     def missing_error(self, refs: Sequence[PaperRef]) -> NotFound: ...
@@ -133,6 +141,12 @@ class Served(Generic[T]):
         """Whether the version asked for answered, confirmed: this answer can never change."""
         asked = self.asked
         return asked.version is not None and self.version_confirmed and self.idv == asked.idv
+
+
+def _outlined(view: Paper) -> None:
+    """Build the view's outline (run where the paper was opened: no thread hop of its own)."""
+    if view.outline is None:
+        view.outline = outline(view)
 
 
 def _served(value: T, asked: PaperRef, view: Paper, *, pending: bool = False) -> Served[T]:
@@ -479,9 +493,17 @@ class PaperService:
         self.public_url = public_url.rstrip("/")
         self.discovery = discovery
 
-    async def paper(self, reference: str) -> Paper:
-        """The `Paper` a reference names, with its view: the loader's, kept with the paper."""
-        return await self.loader.get(parse_ref(reference))
+    async def paper(
+        self,
+        reference: str | PaperRef,
+        prepare: Callable[[Paper], object] | None = None,
+        alongside: Callable[[], object] | None = None,
+    ) -> Paper:
+        """The `Paper` a reference names, with its view: the loader's, kept with the paper.
+        `prepare` runs on a paper opened just now in the worker thread that opened it,
+        `alongside` in the worker that looks the paper up in the store, when one does."""
+        ref = reference if isinstance(reference, PaperRef) else parse_ref(reference)
+        return await self.loader.get(ref, prepare, alongside)
 
     @property
     def views(self) -> int:
@@ -506,12 +528,27 @@ class PaperService:
         check_wait(wait, default_wait)
         ref = parse_ref(paper)
         early: asyncio.Future[Metadata | None] | None = None
-        if self.discovery is not None and not ref.is_local:
-            early = asyncio.ensure_future(
-                self.discovery.outline_metadata(ref, OUTLINE_METADATA_WAIT_S)
-            )
+        discovery = self.discovery if not ref.is_local else None
+        alongside: Callable[[], None] | None = None
+        if discovery is not None:
+            loop = asyncio.get_running_loop()
+
+            def start(kept: tuple[bytes | None] | None) -> None:
+                nonlocal early
+                if early is None:
+                    wait_s = OUTLINE_METADATA_WAIT_S
+                    early = asyncio.ensure_future(discovery.outline_metadata(ref, wait_s, kept))
+
+            def alongside() -> None:
+                # In the paper's store lookup: both store reads of a cold outline in one hop.
+                # Its result is handed back before the lookup's, so the metadata is asked for
+                # before the paper is fetched.
+                loop.call_soon_threadsafe(start, (discovery.kept_metadata(ref),))
+
         try:
-            view = await self.paper(paper)
+            view = await self.paper(ref, _outlined, alongside)
+            if discovery is not None:
+                start(None)  # no lookup was needed: the paper is held in memory
             kept = view.outline
             if kept is None:
                 built: shapes.Outline = await asyncio.to_thread(outline, view)
@@ -621,13 +658,13 @@ class PaperService:
     async def on_paper(self, paper: str, pure: Callable[[Paper], T]) -> Served[T]:
         """Any operation on one paper: the paper loaded, `pure` run on it in a worker thread."""
         ref = parse_ref(paper)
-        view = await self.paper(paper)
+        view = await self.paper(ref)
         return _served(await asyncio.to_thread(pure, view), ref, view)
 
     async def view(self, paper: str) -> Served[Paper]:
         """The paper's view itself (anchor index, renderings), for an adapter that draws it."""
         ref = parse_ref(paper)
-        view = await self.paper(paper)
+        view = await self.paper(ref)
         return _served(view, ref, view)
 
     async def read(
@@ -637,7 +674,7 @@ class PaperService:
         if max_tokens is not WHOLE_NODE:
             _int_arg("maxTokens", max_tokens, DEFAULT_MAX_TOKENS, MAX_TOKENS_RANGE)
         ref = parse_ref(paper)
-        view = await self.paper(paper)
+        view = await self.paper(ref)
         if view.rendered(anchor):
             return _served(read(view, anchor, max_tokens, door), ref, view)
         result = await asyncio.to_thread(read, view, anchor, max_tokens, door)
@@ -646,27 +683,27 @@ class PaperService:
     async def cite(self, paper: str, anchor: str) -> Served[shapes.Cite]:
         """A node's exact text and the URLs to quote it by (SPEC §4 cite)."""
         ref = parse_ref(paper)
-        view = await self.paper(paper)
+        view = await self.paper(ref)
         return _served(await asyncio.to_thread(cite, view, anchor, self.public_url), ref, view)
 
     async def cite_text(self, paper: str, text: object) -> Served[shapes.Cite]:
         """The paragraph that holds a quote (SPEC §4, cite by text)."""
         quotes.checked_quote(text)  # before the paper is fetched, and before any normalising
         ref = parse_ref(paper)
-        view = await self.paper(paper)
+        view = await self.paper(ref)
         found = await asyncio.to_thread(cite_text, view, text, self.public_url)
         return _served(found, ref, view)
 
     async def references(self, paper: str) -> Served[shapes.References]:
         """The paper's bibliography, parsed."""
         ref = parse_ref(paper)
-        view = await self.paper(paper)
+        view = await self.paper(ref)
         return _served(await asyncio.to_thread(references, view), ref, view)
 
     async def reference(self, paper: str, reference_id: str) -> Served[shapes.Reference]:
         """One bibliography entry (`bib.bib12`, `12`, `[12]`) with the paragraphs citing it."""
         ref = parse_ref(paper)
-        view = await self.paper(paper)
+        view = await self.paper(ref)
         return _served(await asyncio.to_thread(references, view, reference_id), ref, view)
 
     async def reference_answer(
@@ -688,13 +725,13 @@ class PaperService:
     async def figure(self, paper: str, anchor: str) -> Served[shapes.Figure | shapes.Table]:
         """A figure or a table (SPEC §4 figure)."""
         ref = parse_ref(paper)
-        view = await self.paper(paper)
+        view = await self.paper(ref)
         return _served(await asyncio.to_thread(figure, view, anchor), ref, view)
 
     async def equation(self, paper: str, anchor: str) -> Served[shapes.Equation]:
         """An equation or a group of them (SPEC §4 equation)."""
         ref = parse_ref(paper)
-        view = await self.paper(paper)
+        view = await self.paper(ref)
         return _served(await asyncio.to_thread(equation, view, anchor), ref, view)
 
     async def search_paper(
@@ -703,5 +740,5 @@ class PaperService:
         """Paragraphs of the paper holding the query's words (SPEC §4 search_paper)."""
         _int_arg("limit", limit, DEFAULT_LIMIT, LIMIT_RANGE)
         ref = parse_ref(paper)
-        view = await self.paper(paper)
+        view = await self.paper(ref)
         return _served(await asyncio.to_thread(search_paper, view, query, limit), ref, view)

@@ -26,6 +26,8 @@ import hashlib
 import json
 import logging
 import math
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -55,6 +57,10 @@ CITATIONS_TTL_S = 86400.0  # SPEC §4: cached for a day
 # (sent 20 to a request, bounded by the timeouts); past this many, an outline does not queue
 # another one and answers `metadata: null`.
 MAX_BACKGROUND = 64
+# Metadata outlines answered lately, held in memory: entries and how long one read back from
+# the store is trusted (its remaining time there is unknown; one written here keeps its own).
+METADATA_MEMO_ENTRIES = 4096
+METADATA_MEMO_READ_S = 60.0
 _ATOM = {"Accept": "application/atom+xml"}
 # An error answer's body is read this far: arXiv's error feed is 1.3 kB, S2's error a line.
 _ERROR_BYTES = 64 * 1024
@@ -98,6 +104,8 @@ class Discovery:
         # request per batch); each with the future its outlines wait on
         self._queued: dict[str, tuple[PaperRef, asyncio.Future[Metadata | None]]] = {}
         self._sent: dict[str, tuple[PaperRef, asyncio.Future[Metadata | None]]] = {}
+        # idv -> (expiry on the monotonic clock, metadata): a warm outline reads no store
+        self._memo: OrderedDict[str, tuple[float, Metadata]] = OrderedDict()
         self._batches: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Discovery:
@@ -181,23 +189,37 @@ class Discovery:
             return self._no_arxiv(f"The metadata of {names}")
         return NotFound(f"The arXiv API has no paper {names}")
 
-    async def outline_metadata(self, ref: PaperRef, within: float = math.inf) -> Metadata | None:
+    def kept_metadata(self, ref: PaperRef) -> bytes | None:
+        """The store's raw metadata entry for `ref`, for `outline_metadata(kept=…)`: blocking,
+        for a worker thread that reads the store anyway."""
+        return None if ref.is_local else self._kept.get(_metadata_key(ref))
+
+    async def outline_metadata(
+        self, ref: PaperRef, within: float = math.inf, kept: tuple[bytes | None] | None = None
+    ) -> Metadata | None:
         """The paper's metadata for its outline: kept, else fetched; None when it cannot be had.
 
         The fetch is queued for the API's next turn, when every paper queued by then goes out
         in one `id_list` request, and is kept for the next outline. An outline waits for it
         only when its answer can come `within` seconds: a turn further off than that answers
         None at once. It never raises: an outline answers without metadata rather than fail.
+        `kept` holds the store's entry when the caller read it already (`kept_metadata`).
         """
         if ref.is_local:
             return None
+        if (memo := self._recall(ref.idv)) is not None:
+            return memo
+        key = _metadata_key(ref)
         try:
-            kept = await self._read(_metadata_key(ref), Metadata, _metadata_of(ref))
+            raw = kept[0] if kept is not None else await asyncio.to_thread(self._kept.get, key)
+            found = await self._checked(raw, key, Metadata, _metadata_of(ref))
         except PaperAnchorError as exc:
             log.info("no metadata for the outline of %s: %s", ref.idv, exc.wire_text())
             return None
-        if kept is not None or not self.asks_arxiv:
-            return kept
+        if found is not None:
+            self._remember(ref.idv, found, METADATA_MEMO_READ_S)
+        if found is not None or not self.asks_arxiv:
+            return found
         sent = ref.idv in self._sent
         turn = 0.0 if sent else self._arxiv_turn_in()
         answer = self._queue_metadata(ref)
@@ -256,6 +278,7 @@ class Discovery:
             if entry is not None:
                 found[ref.idv] = entry
                 await self._write(_metadata_key(ref), entry, self.settings.latest_ttl_s)
+                self._remember(ref.idv, entry, self.settings.latest_ttl_s)
         return found
 
     # -- search and trends --------------------------------------------------------------------
@@ -396,11 +419,37 @@ class Discovery:
 
     # -- the store ----------------------------------------------------------------------------
 
+    def _recall(self, idv: str) -> Metadata | None:
+        """Metadata held in memory for `idv`, while it lasts."""
+        held = self._memo.get(idv)
+        if held is None:
+            return None
+        if held[0] <= time.monotonic():
+            del self._memo[idv]
+            return None
+        self._memo.move_to_end(idv)
+        return held[1]
+
+    def _remember(self, idv: str, metadata: Metadata, ttl: float) -> None:
+        if ttl <= 0:
+            return
+        self._memo[idv] = (time.monotonic() + ttl, metadata)
+        self._memo.move_to_end(idv)
+        while len(self._memo) > METADATA_MEMO_ENTRIES:
+            self._memo.popitem(last=False)
+
     async def _read(
         self, key: str, shape: type[T], belongs: Callable[[T], bool] | None = None
     ) -> T | None:
         """The entry kept under `key`, checked; None when there is none or it is not ours."""
-        raw = await asyncio.to_thread(self._kept.get, key)
+        return await self._checked(
+            await asyncio.to_thread(self._kept.get, key), key, shape, belongs
+        )
+
+    async def _checked(
+        self, raw: bytes | None, key: str, shape: type[T], belongs: Callable[[T], bool] | None
+    ) -> T | None:
+        """The entry `raw` read from under `key`, checked (dropped from the store when bad)."""
         if raw is None:
             return None
         try:
