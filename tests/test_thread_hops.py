@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pydantic
 import pytest
 
 from paperanchor import refs, service
@@ -86,3 +87,31 @@ def test_an_outline_request_parses_its_reference_once(
 ) -> None:
     _, parses = _outlines(replay, tmp_path, monkeypatch, 2, discovery=True)
     assert parses == [1, 1]
+
+
+def test_a_fresh_servers_first_request_finds_its_routes_built(
+    replay: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # FastAPI builds each route's fields (pydantic adapters) when it first routes a request:
+    # the server routes one itself at start, so that its first reader does not pay for it
+    replay.script(f"/html/{PAPER}", page(replay.corpus_page(PAGE)))
+    settings = settings_for(replay, tmp_path)("http://127.0.0.1:8000")
+    app = create_app(settings)
+    built = [0]
+    init = pydantic.TypeAdapter.__init__
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> None:
+        built[0] += 1
+        init(self, *args, **kwargs)
+
+    async def main() -> int:
+        async with app.router.lifespan_context(app):
+            monkeypatch.setattr(pydantic.TypeAdapter, "__init__", counted)
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url=settings.public_url) as http:
+                answer = await http.get(f"/{PAPER}/outline.json")
+            monkeypatch.undo()
+            assert answer.status_code == 200, answer.text
+        return built[0]
+
+    assert asyncio.run(main()) == 0

@@ -87,6 +87,7 @@ def create_app(
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with runtime, tools.session_manager.run():
             app.state.warm_up_s = await _warm_up(runtime)
+            await _route_once(app)
             try:
                 yield
             finally:
@@ -205,6 +206,39 @@ async def _warm_up(runtime: Runtime) -> float | None:
     except Exception:
         logger.exception("the warm-up failed; serving without it")
         return None
+
+
+async def _route_once(app: FastAPI) -> None:
+    """Route one GET /healthz past the middleware: FastAPI builds every route's state (its
+    parameters and response fields, 53 pydantic adapters) on the first request it routes, about
+    13 ms that the first reader of a fresh server would otherwise pay."""
+    scope: Scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": "/healthz",
+        "raw_path": b"/healthz",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [],
+        "client": None,
+        "server": None,
+        "app": app,
+        "state": {},
+    }
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(_: Message) -> None:
+        return None
+
+    try:
+        await app.router(scope, receive, send)
+    except Exception:
+        logger.exception("routing the first request at start failed; serving anyway")
 
 
 def transport_security(_: Settings) -> TransportSecuritySettings:
