@@ -145,8 +145,7 @@ class Served(Generic[T]):
 
 def _outlined(view: Paper) -> None:
     """Build the view's outline (run where the paper was opened: no thread hop of its own)."""
-    if view.outline is None:
-        view.outline = outline(view)
+    outline(view)
 
 
 def _served(value: T, asked: PaperRef, view: Paper, *, pending: bool = False) -> Served[T]:
@@ -253,7 +252,10 @@ def outline(paper: Paper) -> shapes.Outline:
     """The outline of SPEC §4 without its arXiv metadata (PaperService.outline adds it),
     computed once per held paper: a copy of its top level, so that adding metadata is the
     caller's (a page at the parse bounds costs seconds an outline)."""
-    kept = paper.recent("outline", lambda: _outline(paper))
+    kept = paper.outline
+    if kept is None:
+        kept = _outline(paper)
+        paper.outline = kept  # two first asks in two threads may both build it: the same
     return cast(shapes.Outline, dict(kept))
 
 
@@ -549,11 +551,9 @@ class PaperService:
             view = await self.paper(ref, _outlined, alongside)
             if discovery is not None:
                 start(None)  # no lookup was needed: the paper is held in memory
-            kept = view.outline
-            if kept is None:
-                built: shapes.Outline = await asyncio.to_thread(outline, view)
-                view.outline = kept = built
-            answer = cast(shapes.Outline, dict(kept))  # a copy: its metadata is this answer's
+            # a copy either way: its metadata is this answer's
+            held = view.outline is not None
+            answer = outline(view) if held else await asyncio.to_thread(outline, view)
         except BaseException:
             if early is not None:
                 early.cancel()  # its fetch goes on, and is kept (outline_metadata)
