@@ -17,7 +17,7 @@ import asyncio
 import ipaddress
 import logging
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -236,7 +236,10 @@ async def _route_once(app: FastAPI) -> None:
         return None
 
     try:
-        await app.router(scope, receive, send)
+        # the stack FastAPI's own middleware gives every request (its endpoints assert it)
+        async with AsyncExitStack() as stack:
+            scope["fastapi_middleware_astack"] = stack
+            await app.router(scope, receive, send)
     except Exception:
         logger.exception("routing the first request at start failed; serving anyway")
 
