@@ -375,10 +375,6 @@ def _matches(if_none_match: str | None, etag: str) -> bool:
     return "*" in candidates or etag in candidates
 
 
-def _or_whole(max_tokens: int | None) -> object:
-    return WHOLE if max_tokens is None else max_tokens
-
-
 def dumps(value: Any) -> bytes:
     """JSON as every front door sends it: UTF-8, compact."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
