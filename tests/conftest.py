@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
+from tests.replay import default_corpus
+
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = Path(os.environ.get("PAPERANCHOR_CORPUS", ROOT.parent / "shared" / "corpus")).resolve()
+CORPUS = default_corpus()
 FIXTURES = ROOT / "fixtures"
 
 

@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import html
 import json
+import os
 import random
 import re
 import threading
@@ -49,6 +50,16 @@ ARXIV_API = "/api/query"
 S2_API = "/graph/v1"
 HTML = (("Content-Type", "text/html; charset=utf-8"),)
 PDF_TYPE = (("Content-Type", "application/pdf"),)
+
+CORPUS_PARTS = ("html", "atom", "s2")
+"""What the replay serves from a corpus: pages, arXiv API and Semantic Scholar recordings."""
+
+
+def default_corpus() -> Path:
+    """The corpus of recorded pages: PAPERANCHOR_CORPUS, else `shared/corpus` beside the checkout."""
+    root = Path(__file__).resolve().parent.parent
+    return Path(os.environ.get("PAPERANCHOR_CORPUS", root.parent / "shared" / "corpus")).resolve()
+
 
 # Papers the replay serves without a script: arXiv id -> (corpus file, arXiv's latest version).
 ARXIV_PAPERS = {"2501.11120": ("2501.11120v1.arxiv.html", 1)}

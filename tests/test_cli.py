@@ -131,7 +131,7 @@ def test_fetch_accepts_a_file_path_like_the_other_commands() -> None:
     result = run("fetch", str(fixture_path("short")))
     assert result.returncode == 0, result.stderr
     assert f"{fixture_path('short')}: file, " in result.stdout
-    assert "1 papers: 1 fetched" in result.stderr
+    assert "1 paper: 1 fetched" in result.stderr
 
 
 def test_one_conversion_error_is_said_in_the_singular() -> None:

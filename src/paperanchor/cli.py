@@ -13,13 +13,16 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paperanchor import operations
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, internal
 from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse import parse_document
 from paperanchor.terminal import TerminalText
+
+if TYPE_CHECKING:
+    from paperanchor.settings import Settings
 
 
 def _file_paper(path: Path) -> Paper:
@@ -168,9 +171,9 @@ async def _fetch_all(references: list[str]) -> int:
                     tqdm.write(f"{loaded.idv}: {loaded.source}", file=sys.stdout)
                 bar.update(1)
     elapsed = time.monotonic() - started
+    count = f"{len(references)} paper{'s' if len(references) != 1 else ''}"
     print(
-        f"{len(references)} papers: {fetched} fetched, {cached} already cached, "
-        f"{failed} failed in {elapsed:.1f} s",
+        f"{count}: {fetched} fetched, {cached} already cached, {failed} failed in {elapsed:.1f} s",
         file=sys.stderr,
     )
     return 1 if failed else 0
@@ -208,7 +211,8 @@ def _serve(args: argparse.Namespace) -> int:
     settings = get_settings()
     if overrides:
         settings = type(settings).model_validate({**settings.model_dump(), **overrides})
-    uvicorn.run(
+    _check_port(settings.host, settings.port)
+    config = uvicorn.Config(
         create_app(settings),
         host=settings.host,
         port=settings.port,
@@ -216,7 +220,61 @@ def _serve(args: argparse.Namespace) -> int:
         **common,
         **server_options(settings),
     )
+    guide = serving_guide(settings)
+
+    class GuidedServer(uvicorn.Server):
+        """uvicorn's server, saying where to go once it listens (after uvicorn's own line)."""
+
+        async def startup(self, sockets: list[Any] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                print(guide, file=sys.stderr, flush=True)
+
+    GuidedServer(config).run()
     return 0
+
+
+def _check_port(host: str, port: int) -> None:
+    """A port another program holds, said with what to do instead of uvicorn's `[Errno 98]`."""
+    import errno
+    import socket
+
+    if port == 0:
+        return  # any free port
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                return  # uvicorn says what else is wrong with the address
+            other = port + 1 if port < 65535 else port - 1
+            # SystemExit: printed as it is, exit status 1, no `code:` prefix and no traceback
+            raise SystemExit(
+                f"paperanchor: port {port} on {host} is in use by another program; serve on "
+                f"another with `paperanchor serve --port {other}` or PAPERANCHOR_PORT={other} "
+                f"(from a checkout: `make run PORT={other}`)"
+            ) from None
+
+
+def serving_guide(settings: Settings) -> str:
+    """Where to go on a server that has started: its pages, API, MCP and a sample paper."""
+    from paperanchor.sources import local_files
+
+    base = settings.public_base
+    lines = [
+        f"paperanchor is serving on {base}",
+        f"  {base}/         the papers: open any arXiv id or URL",
+        f"  {base}/docs     the REST API (Swagger UI; /openapi.json)",
+        f"  {base}/mcp      MCP (Streamable HTTP): claude mcp add --transport http "
+        f"paperanchor {base}/mcp",
+    ]
+    if settings.local_dir is not None:
+        found, _ = local_files(settings.local_dir, limit=1)
+        if found:
+            lines.append(f"  {base}/{found[0].reference}  a paper of {settings.local_dir}")
+    return "\n".join(lines)
 
 
 def _mcp_stdio() -> int:
@@ -235,6 +293,23 @@ def _public_url() -> str:
 
 
 PAPER_HELP = operations.CLI_PAPER_HELP
+
+MCP_DESCRIPTION = """\
+Serve the MCP tools over stdin and stdout, for a client that starts the server itself
+(Claude Desktop, Claude Code, Cursor...). No paper text is written to a terminal.
+
+Settings (environment variables, or a .env file in the working directory):
+  PAPERANCHOR_TOOLS=reader|all  reader: the seven reading tools (default); all: also
+                                search_arxiv, bibtex, citations and category_trends
+  PAPERANCHOR_LOCAL_DIR=DIR     papers of your own: local/<name> opens DIR/<name>.html
+  PAPERANCHOR_OFFLINE=1         never fetch: answer from the cache and DIR only
+  PAPERANCHOR_CACHE_DIR=DIR     where fetched papers are kept (~/.cache/paperanchor)
+  PAPERANCHOR_CACHE_URL=URL     a redis:// URL to share the cache between processes
+  PAPERANCHOR_S2_API_KEY=KEY    a Semantic Scholar key for citations (1 request/s)
+Every setting is in the README's table of settings.
+
+Claude Code:  claude mcp add paperanchor -- paperanchor mcp
+"""
 
 
 def _commands() -> dict[str, operations.Operation]:
@@ -313,7 +388,10 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     )
     commands["serve"] = serve
     commands["mcp"] = sub.add_parser(
-        "mcp", help="serve the MCP tools over stdio (for Claude Desktop, Claude Code)"
+        "mcp",
+        help="serve the MCP tools over stdio (for Claude Desktop, Claude Code)",
+        description=MCP_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     return parser, commands
 
