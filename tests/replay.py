@@ -56,7 +56,7 @@ CORPUS_PARTS = ("html", "atom", "s2")
 
 
 def default_corpus() -> Path:
-    """The corpus of recorded pages: PAPERANCHOR_CORPUS, else `shared/corpus` beside the checkout."""
+    """The recorded pages: PAPERANCHOR_CORPUS, else `shared/corpus` beside the checkout."""
     root = Path(__file__).resolve().parent.parent
     return Path(os.environ.get("PAPERANCHOR_CORPUS", root.parent / "shared" / "corpus")).resolve()
 
