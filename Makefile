@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 export PAPERANCHOR_CORPUS ?= $(abspath ../shared/corpus)
 
-.PHONY: run test tools lint fixtures golden install soak soak-hypothesis soak-atheris soak-reliability bench
+.PHONY: run test tools lint fixtures golden install wheel bundle soak soak-hypothesis soak-atheris soak-reliability bench
 
 # What serving needs (make run), then the dev extras too (tests, lint): one stamp each.
 $(VENV)/.serve: pyproject.toml
@@ -25,8 +25,27 @@ run: $(VENV)/.serve
 	PAPERANCHOR_LOCAL_DIR=$(abspath fixtures/html) PAPERANCHOR_OFFLINE=1 $(BIN)/paperanchor serve --port $(PORT)
 
 ## test: the whole test suite; first installs the programs its tests need (scripts/ensure-tools.sh)
-test: tools install
+test: tools install $(MCPB)
 	$(BIN)/pytest -q
+
+## wheel: dist/paperanchor-<version>-py3-none-any.whl, what `uvx --from` and `pipx install` take
+VERSION = $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' src/paperanchor/__init__.py)
+WHEEL := dist/paperanchor-$(VERSION)-py3-none-any.whl
+wheel: install
+	$(BIN)/uv build --wheel --out-dir dist .
+
+## bundle: dist/paperanchor-<version>.mcpb for Claude Desktop, checked by `mcpb validate`
+## (the @anthropic-ai/mcpb tool is installed with npm into build/npm, never globally)
+MCPB_VERSION ?= 2.1.2
+MCPB := build/npm/node_modules/.bin/mcpb
+$(MCPB):
+	npm install --prefix build/npm --no-save --no-audit --no-fund --loglevel=error \
+		@anthropic-ai/mcpb@$(MCPB_VERSION)
+
+bundle: wheel $(MCPB)
+	$(BIN)/python scripts/build_bundle.py $(WHEEL) build/bundle
+	$(MCPB) validate build/bundle/manifest.json
+	$(MCPB) pack build/bundle dist/paperanchor-$(VERSION).mcpb
 
 ## tools: install what the tests need with apt-get when root on Debian, else print the command
 tools:
