@@ -29,7 +29,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 # Longer than any id, slug or title: such an anchor has no nearest one, and fuzzy matching a
 # 100 kB anchor held the event loop for 2.6 s on 2501.11120v1 (a bad-input test found it).
 SUGGEST_MAX_CHARS = 300
-# The anchor that names the whole paper (SPEC §4 read), never a node: a section whose slug
+# The anchor that names the whole paper (contract §4 read), never a node: a section whose slug
 # would be "paper" is "paper-2".
 WHOLE_PAPER = "paper"
 RESERVED = frozenset({WHOLE_PAPER})
@@ -140,7 +140,7 @@ class AnchorIndex:
         return slug
 
     def resolve(self, anchor: str) -> Located:
-        """Exact id, alias, slug, printed label, then the same case-insensitively (SPEC §3)."""
+        """Exact id, alias, slug, printed label, then the same case-insensitively (contract §3)."""
         node_id = self.quick(anchor)
         if node_id is not None:
             return self.nodes[node_id]
@@ -203,7 +203,7 @@ class AnchorIndex:
         return out
 
 
-# -- printed labels (SPEC §3): what a reader quotes from the text ----------------------------
+# -- printed labels (contract §3): what a reader quotes from the text ----------------------------
 
 # The kind word a reader writes before a label, as the kind it names.
 _KIND_WORDS = {

@@ -1,7 +1,7 @@
-"""The ASGI app: REST, MCP at /mcp and the HTML pages over one service (SPEC §6-§9).
+"""The ASGI app: REST, MCP at /mcp and the HTML pages over one service (contract §6–§9).
 
     metrics middleware              every request, by route template and status
-      host check                    421 unless `Host` names this server (SPEC §6), every route
+      host check                    421 unless `Host` names this server (contract §6), every route
         rate-limit middleware       429 + Retry-After per client address (not /healthz, /metrics)
           disconnect watcher        a client that hangs up cancels its request (api/disconnect.py)
             bug catcher             an unexpected exception -> 500 `internal`, traceback to log
@@ -138,7 +138,7 @@ def create_app(
     if settings.public_url is None and not _is_loopback(settings.host):
         logger.warning(
             "listening on %s without PAPERANCHOR_PUBLIC_URL: only requests with Host %s are "
-            "answered, the others 421 (SPEC §6)",
+            "answered, the others 421 (contract §6)",
             settings.host,
             settings.host,
         )
@@ -174,7 +174,7 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
 def allowed_hostnames(settings: Settings) -> frozenset[str]:
-    """The names a request's `Host` may carry (SPEC §6): the public URL's host, and on a loopback
+    """The names a request's `Host` may carry (contract §6): the public URL's host, on a loopback
     bind the loopback names. A page elsewhere that points its own name at this address (DNS
     rebinding) sends its own name, and is refused; ports are not compared."""
     names = {urlsplit(settings.public_base).hostname or ""}
@@ -260,7 +260,7 @@ def _is_loopback(host: str) -> bool:
 
 
 class HostCheck:
-    """Refuses a request whose `Host` is not one of this server's names with 421 (SPEC §6), and
+    """Refuses a request whose `Host` is not one of this server's names with 421 (contract §6), and
     one a browser sends from a page of another site (`Origin`) with 403, in the route's wire
     form, on every route: REST, /mcp, the pages, /healthz and /metrics."""
 
@@ -302,7 +302,7 @@ def _origin_hostname(origin: str) -> str | None:
 
 
 def error_answer(error: PaperAnchorError, path: str, accept: str | None) -> Response:
-    """The error's wire form for this request: an HTML page, JSON or text (SPEC §9)."""
+    """The error's wire form for this request: an HTML page, JSON or text (contract §9)."""
     form = rest.wire_form(path, accept)
     if form == "html":
         return pages.error_page(error, path)
@@ -354,7 +354,7 @@ class _CrossSite(BadRequest):
 
 
 class _MisdirectedRequest(BadRequest):
-    """A `bad-request` with 421 Misdirected Request: the Host names another server (SPEC §6)."""
+    """A `bad-request` with 421 Misdirected Request: the Host names another server (contract §6)."""
 
     status = 421
 

@@ -359,7 +359,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
                 )
             if argument is operations.PAPER:
                 cmd.add_argument(
-                    "--json", action="store_true", help="print the JSON answer (SPEC §5)"
+                    "--json", action="store_true", help="print the JSON answer (contract §5)"
                 )
     fetch = sub.add_parser(
         "fetch",

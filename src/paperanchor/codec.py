@@ -1,6 +1,6 @@
 """Frozen dataclass trees as msgpack bytes, read back only into the same classes.
 
-A cache entry is data, never code (SPEC §2). The schema comes from the dataclasses' own type
+A cache entry is data, never code (contract §2). The schema comes from the dataclasses' own type
 hints, so a field added to tree.py is written and checked without a change here, and a field
 type this module cannot check is refused when a codec is built (tests build one over every class
 in tree.py). Reading refuses anything but a tree of exactly those classes and types: an unknown

@@ -10,7 +10,7 @@
 `LocalCoordination` is a process alone (a disk cache or no cache): the upstream client's own
 gate and the papers' single flight already are the whole coordination, so its turns are given
 at once, its pauses are the gate's and its `once` is `work()`. `RedisCoordination` is every
-process sharing one Redis (SPEC §2, `PAPERANCHOR_CACHE_URL`):
+process sharing one Redis (contract §2, `PAPERANCHOR_CACHE_URL`):
 
 - **A host's turn**: one request at a time to an upstream host across every process, each
   starting no sooner than the host's next-allowed time, which the request's end sets to

@@ -1,4 +1,4 @@
-"""One exception family; each class maps to exactly one error code of SPEC §9.
+"""One exception family; each class maps to exactly one error code (docs/contract.md §9).
 
     PaperAnchorError                  internal      500
     ├── BadRequest                    bad-request   400
@@ -18,7 +18,9 @@ from paperanchor.render.escape import markdown_line
 
 
 class PaperAnchorError(Exception):
-    """Base of every error the project raises on purpose."""
+    """A bug; the detail never carries a stack trace.
+
+    The base of every error the project raises on purpose."""
 
     code = "internal"
     status = 500
@@ -38,31 +40,42 @@ class PaperAnchorError(Exception):
         return f"{self.code}: {markdown_line(self.detail)}"
 
     def to_json(self) -> dict[str, object]:
-        """The `Error` shape of SPEC §5."""
+        """The `Error` shape."""
         return {"error": {"code": self.code, "status": self.status, "detail": self.detail}}
 
 
 class BadRequest(PaperAnchorError):
+    """Not a paper reference, an argument out of its range, or a Host this server is not (421)."""
+
     code = "bad-request"
     status = 400
 
 
 class NotFound(PaperAnchorError):
+    """An unknown paper, no rendering anywhere, an unknown anchor or reference; the detail names
+    what was asked and the nearest anchors."""
+
     code = "not-found"
     status = 404
 
 
 class TooLarge(PaperAnchorError):
+    """The page or PDF is larger than `PAPERANCHOR_MAX_HTML_MB` after decoding."""
+
     code = "too-large"
     status = 413
 
 
 class RateLimited(PaperAnchorError):
+    """The client went past `PAPERANCHOR_RATE_LIMIT`; `Retry-After` says when to come back."""
+
     code = "rate-limited"
     status = 429
 
 
 class UpstreamError(PaperAnchorError):
+    """An upstream answered something that is not a paper, or kept failing after the retries."""
+
     code = "upstream-error"
     status = 502
 
@@ -72,6 +85,9 @@ class ParseError(UpstreamError):
 
 
 class Unavailable(PaperAnchorError):
+    """An upstream rate-limited us, is unreachable or has too many fetches waiting; `Retry-After`
+    when known."""
+
     code = "unavailable"
     status = 503
 

@@ -31,7 +31,7 @@ Kind = Literal["text", "integer", "number", "texts"]
 ToolSet = Literal["reader", "all"]
 
 DEFAULT_WAIT_S: Final = 10.0
-"""SPEC §4: agents wait for the inferred fields by default (MCP); REST and pages do not"""
+"""contract §4: agents wait for the inferred fields by default (MCP); REST and pages do not"""
 
 PAPER_HELP: Final = "arXiv id or URL (1706.03762, hep-th/9901001v2) or local/<name>"
 ANCHOR_HELP: Final = "id, alias or slug: S3.SS2, S3.2, introduction"
@@ -635,7 +635,7 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-# -- the REST routes (SPEC §6), in matching order: specific suffixes first ---------------------
+# -- the REST routes (contract §6), in matching order: specific suffixes first ---------------------
 
 Where = Literal["path", "query"]
 Form = Literal["json", "markdown", "bibtex"]
@@ -703,7 +703,7 @@ REST_MAX_TOKENS = RestParameter(
     kind="integer",
     required=False,
     alias="maxTokens",
-    # Markdown routes answer the whole node unless ?maxTokens= asks for less (SPEC §6)
+    # Markdown routes answer the whole node unless ?maxTokens= asks for less (contract §6)
     absent=service.WHOLE_NODE,
 )
 
@@ -755,7 +755,7 @@ ROUTES: Final[tuple[Route, ...]] = (
         lambda svc, a: _search_arxiv(svc, a, "rest"),
         shape=shapes.SearchPage,
         doc="One page of an arXiv API search: `{query, total, start, hits}`; an empty page is an\n"
-        "empty list (SPEC §4).",
+        "empty list (contract §4).",
         caching="latest",
     ),
     Route(
@@ -862,7 +862,7 @@ ROUTES: Final[tuple[Route, ...]] = (
         lambda svc, a: svc.cite_text(a["paper"], a["text"]),
         shape=shapes.Cite,
         doc="The paragraph that contains the quote: exact, else fuzzy (score 90 or more), else\n"
-        "not-found naming the closest passage (SPEC §4, cite by text).",
+        "not-found naming the closest passage (contract §4, cite by text).",
     ),
     Route(
         "cite",

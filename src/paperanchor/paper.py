@@ -34,7 +34,7 @@ from paperanchor.tree import Document, Inline, Node, Paragraph, Section, Text
 
 @dataclass(frozen=True, slots=True)
 class LoadedPaper:
-    """A parsed paper's tree and its header (the fields of SPEC §5's Outline header): the one
+    """A parsed paper's tree and its header (the fields of contract §5's Outline header): the one
     name for where a paper came from, stored as a cache entry (papers.py) and held by its
     `Paper`. Two are equal when their headers are; `same` also asks for the very same tree."""
 
@@ -170,7 +170,7 @@ class Paper:
         return node_id is not None and node_id in self._markdown
 
     def tokens(self, node_id: str | None = None) -> int:
-        """SPEC §3's tokens of a node's Markdown (None: the whole paper), without keeping it."""
+        """contract §3's tokens of a node's Markdown (None: the whole paper), without keeping it."""
         key = node_id or ""
         count = self._tokens.get(key)
         if count is None:

@@ -363,7 +363,7 @@ class Papers:
 
         Passed over: a local `<id>.html` of another version than the one asked for, a PDF
         without a text layer, and a failed rendering (a conversion that died before the body,
-        SPEC §2), which is served only when no source has better, and then never cached. A
+        contract §2), which is served only when no source has better, and then never cached. A
         paper no source has is remembered for PAPERANCHOR_NOT_FOUND_TTL_S.
         """
         passed = _Passed()
@@ -779,7 +779,7 @@ def _missing_detail(raw: bytes | None, ref: PaperRef) -> str | None:
 
 
 def _resolved(document: Document, page: FetchedPage) -> LoadedPaper | None:
-    """The paper a parsed page is, its version settled (SPEC §2, Versions), here only: where
+    """The paper a parsed page is, its version settled (contract §2, Versions), here only: where
     it was found names it (arXiv's final URL, a local file's name: confirmed), else the page's
     own furniture (its `<base href>` or arXiv's watermark, read by the parser into `page_idv`;
     confirmed but from ar5iv), never body text; else it is unknown. None when a local file's

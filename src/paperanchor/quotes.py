@@ -1,4 +1,4 @@
-"""Finding a quote among a paper's passages (SPEC §4, cite by text), at a bounded cost.
+"""Finding a quote among a paper's passages (contract §4, cite by text), at a bounded cost.
 
 A quote is checked for length before anything is paid for it (NFKC can make 18 characters of
 one: 3.9 MB of U+FDFA became 23 M), then compared exactly, then fuzzily. Fuzzy comparison is
@@ -20,7 +20,7 @@ from rapidfuzz import fuzz
 from paperanchor.errors import BadRequest
 
 QUOTE_RANGE = (10, 2000)
-# SPEC §4: a quote matches fuzzily at a partial similarity of at least 90 (rapidfuzz, 0-100).
+# contract §4: a quote matches fuzzily at a partial similarity of at least 90 (rapidfuzz, 0-100).
 FUZZY_MIN_SCORE = 90
 # Work, as quote length × characters compared (partial_ratio weighs PARTIAL_COST times as much
 # as ratio), summed over a request: about 0.2 s of rapidfuzz on this project's machine.

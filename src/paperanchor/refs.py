@@ -1,4 +1,4 @@
-"""Paper references (SPEC §1): parse every accepted spelling into one normalised form."""
+"""Paper references (contract §1): parse every accepted spelling into one normalised form."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def shown(text: str) -> str:
 
 
 def parse_ref(text: str) -> PaperRef:
-    """Parse any spelling of SPEC §1; anything else is `bad-request` naming what was received."""
+    """Parse any spelling of contract §1; anything else is `bad-request` naming what it got."""
     if not isinstance(text, str):
         raise BadRequest(f"Not a paper reference: {text!r}")
     raw = text.strip()
@@ -98,7 +98,7 @@ def parse_ref(text: str) -> PaperRef:
 
 
 def permalink(paper: str, idv: str, source: str, anchor: str | None) -> str | None:
-    """The public address of a paper's node (SPEC §4 cite's `permalink`): arXiv's page of the
+    """The public address of a paper's node (contract §4 cite's `permalink`): arXiv's page of the
     version, ar5iv's rendering, the abstract page for a PDF; None for a local document. Always
     these public addresses, whatever upstream bases are configured: a mirror is not citable."""
     if paper.startswith("local/"):

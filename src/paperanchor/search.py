@@ -1,4 +1,4 @@
-"""In-paper search (SPEC §4): distinct terms first, then occurrences, then document order."""
+"""In-paper search (contract §4): distinct terms first, then occurrences, then document order."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The operations (SPEC §4): the one place that combines tree, anchors, render, search,
+"""The operations (contract §4): the one place that combines tree, anchors, render, search,
 inference and discovery. It imports no web, MCP or HTTP library; adapters call it, a loader
 feeds it papers and a discovery client (discovery/client.py) arXiv's metadata, searches,
 citations and trends."""
@@ -49,7 +49,7 @@ SCHEMA: Final = 1
 MAX_TOKENS_RANGE = (100, 100_000)
 DEFAULT_MAX_TOKENS = 8000
 WHOLE_NODE = object()
-"""`max_tokens` of a read that is never cut (SPEC §6: the Markdown routes answer the whole
+"""`max_tokens` of a read that is never cut (contract §6: the Markdown routes answer the whole
 node); no argument that comes in over a wire is this object."""
 LIMIT_RANGE = (1, 50)
 DEFAULT_LIMIT = 5
@@ -123,7 +123,7 @@ T = TypeVar("T")
 @dataclass(frozen=True, slots=True)
 class Served(Generic[T]):
     """An operation's answer about one paper, and the facts about that paper each adapter turns
-    into its own headers or result: REST and the pages a Cache-Control (SPEC §6) and an ETag of
+    into its own headers or result: REST and the pages a Cache-Control (contract §6) and an ETag of
     the bytes they send, MCP only the value. Facts, not headers: the service knows which paper
     answered, each front door how to say so."""
 
@@ -217,7 +217,7 @@ def _section_json(paper: Paper, section: Section) -> shapes.Section:
 
 
 def counts(document: Document) -> shapes.Counts:
-    """Counts of SPEC §5; `sections` counts structural sections, paragraph units included."""
+    """Counts of contract §5; `sections` counts structural sections, paragraph units included."""
     tally = {"sections": 0, "paragraphs": 0, "figures": 0, "tables": 0, "equations": 0}
     tally["algorithms"] = 0
     for visit in walk(document.roots()):
@@ -249,7 +249,7 @@ def counts(document: Document) -> shapes.Counts:
 
 
 def outline(paper: Paper) -> shapes.Outline:
-    """The outline of SPEC §4 without its arXiv metadata (PaperService.outline adds it),
+    """The outline of contract §4 without its arXiv metadata (PaperService.outline adds it),
     computed once per held paper: a copy of its top level, so that adding metadata is the
     caller's (a page at the parse bounds costs seconds an outline)."""
     kept = paper.outline
@@ -295,7 +295,7 @@ Door = Literal["rest", "mcp", "cli"]
 
 
 def _more(door: Door, remaining: int, whole: int, fetch_path: str) -> str:
-    """The truncation line of SPEC §4, in the reader's own front door."""
+    """The truncation line of contract §4, in the reader's own front door."""
     if door == "mcp":
         how = f"call read with maxTokens={min(whole, MAX_TOKENS_RANGE[1])}"
     elif door == "cli":
@@ -308,7 +308,7 @@ def _more(door: Door, remaining: int, whole: int, fetch_path: str) -> str:
 def read(
     paper: Paper, anchor: str | None, max_tokens: object = None, door: Door = "rest"
 ) -> ReadResult:
-    """A node's Markdown (SPEC §4 read), the whole paper for no anchor; a cut answer says how
+    """A node's Markdown (contract §4 read), the whole paper for no anchor; a cut answer says how
     to get the rest in the reader's door."""
     if max_tokens is WHOLE_NODE:
         limit = sys.maxsize // 4
@@ -373,12 +373,12 @@ def _cite_answer(paper: Paper, located: Located, public_url: str) -> shapes.Cite
 
 
 def cite(paper: Paper, anchor: str, public_url: str) -> shapes.Cite:
-    """The exact text of a node, with the URLs to quote it by (SPEC §4)."""
+    """The exact text of a node, with the URLs to quote it by (contract §4)."""
     return _cite_answer(paper, paper.index.resolve(anchor), public_url)
 
 
 def cite_text(paper: Paper, quote: object, public_url: str) -> shapes.Cite:
-    """The paragraph that contains `quote` (SPEC §4, cite by text): exact after normalisation,
+    """The paragraph that contains `quote` (contract §4, cite by text): exact after normalisation,
     else the best fuzzy match of at least FUZZY_MIN_SCORE, else not-found naming the closest
     (quotes.py, which bounds the cost)."""
     wanted = quotes.checked_quote(quote)
@@ -431,7 +431,7 @@ def _resolve_kind(paper: Paper, anchor: str, kinds: tuple[type, ...], what: str)
 
 
 def figure(paper: Paper, anchor: str) -> shapes.Figure | shapes.Table:
-    """A figure or a table (SPEC §4)."""
+    """A figure or a table (contract §4)."""
     located = _resolve_kind(paper, anchor, (Figure, Table), "figure or table")
     node = located.node
     assert isinstance(node, Figure | Table)
@@ -439,7 +439,7 @@ def figure(paper: Paper, anchor: str) -> shapes.Figure | shapes.Table:
 
 
 def equation(paper: Paper, anchor: str) -> shapes.Equation:
-    """An equation, a row of a group, or a whole group (SPEC §4)."""
+    """An equation, a row of a group, or a whole group (contract §4)."""
     located = _resolve_kind(paper, anchor, (Equation, EquationGroup), "equation")
     node = located.node
     assert isinstance(node, Equation | EquationGroup)
@@ -447,7 +447,7 @@ def equation(paper: Paper, anchor: str) -> shapes.Equation:
 
 
 def search_paper(paper: Paper, query: str, limit: object = None) -> list[shapes.SearchHit]:
-    """The paragraphs with the most of the query's terms, best first (SPEC §4)."""
+    """The paragraphs with the most of the query's terms, best first (contract §4)."""
     count = _int_arg("limit", limit, DEFAULT_LIMIT, LIMIT_RANGE)
     if not isinstance(query, str):
         raise BadRequest("query must be a string")
@@ -570,7 +570,7 @@ class PaperService:
     def _asks_arxiv(self) -> bool:
         return self.discovery is not None and self.discovery.asks_arxiv
 
-    # -- discovery (SPEC §4) --------------------------------------------------------------------
+    # -- discovery (contract §4) ----------------------------------------------------------------
 
     def _discovery(self) -> DiscoveryLike:
         if self.discovery is None:
@@ -670,7 +670,7 @@ class PaperService:
     async def read(
         self, paper: str, anchor: str | None, max_tokens: object = None, door: Door = "rest"
     ) -> Served[ReadResult]:
-        """A node's Markdown (SPEC §4 read); the whole paper for no anchor."""
+        """A node's Markdown (contract §4 read); the whole paper for no anchor."""
         if max_tokens is not WHOLE_NODE:
             _int_arg("maxTokens", max_tokens, DEFAULT_MAX_TOKENS, MAX_TOKENS_RANGE)
         ref = parse_ref(paper)
@@ -681,13 +681,13 @@ class PaperService:
         return _served(result, ref, view)
 
     async def cite(self, paper: str, anchor: str) -> Served[shapes.Cite]:
-        """A node's exact text and the URLs to quote it by (SPEC §4 cite)."""
+        """A node's exact text and the URLs to quote it by (contract §4 cite)."""
         ref = parse_ref(paper)
         view = await self.paper(ref)
         return _served(await asyncio.to_thread(cite, view, anchor, self.public_url), ref, view)
 
     async def cite_text(self, paper: str, text: object) -> Served[shapes.Cite]:
-        """The paragraph that holds a quote (SPEC §4, cite by text)."""
+        """The paragraph that holds a quote (contract §4, cite by text)."""
         quotes.checked_quote(text)  # before the paper is fetched, and before any normalising
         ref = parse_ref(paper)
         view = await self.paper(ref)
@@ -723,13 +723,13 @@ class PaperService:
         return Served(answer, one.asked, one.idv, one.version_confirmed)
 
     async def figure(self, paper: str, anchor: str) -> Served[shapes.Figure | shapes.Table]:
-        """A figure or a table (SPEC §4 figure)."""
+        """A figure or a table (contract §4 figure)."""
         ref = parse_ref(paper)
         view = await self.paper(ref)
         return _served(await asyncio.to_thread(figure, view, anchor), ref, view)
 
     async def equation(self, paper: str, anchor: str) -> Served[shapes.Equation]:
-        """An equation or a group of them (SPEC §4 equation)."""
+        """An equation or a group of them (contract §4 equation)."""
         ref = parse_ref(paper)
         view = await self.paper(ref)
         return _served(await asyncio.to_thread(equation, view, anchor), ref, view)
@@ -737,7 +737,7 @@ class PaperService:
     async def search_paper(
         self, paper: str, query: str, limit: object = None
     ) -> Served[list[shapes.SearchHit]]:
-        """Paragraphs of the paper holding the query's words (SPEC §4 search_paper)."""
+        """Paragraphs of the paper holding the query's words (contract §4 search_paper)."""
         _int_arg("limit", limit, DEFAULT_LIMIT, LIMIT_RANGE)
         ref = parse_ref(paper)
         view = await self.paper(ref)

@@ -1,4 +1,4 @@
-"""Every setting (SPEC §2, Configuration), read once from the environment and `.env`."""
+"""Every setting, read once from the environment and `.env`; README's table is made from it."""
 
 from __future__ import annotations
 
@@ -42,61 +42,96 @@ class Settings(BaseSettings):
         # pydantic's errors repeat the value they refused: not for PAPERANCHOR_S2_API_KEY (our
         # own messages name the other values)
         hide_input_in_errors=True,
+        # each field's docstring is its description: the table of settings is made from them
+        # (scripts/docs_tables.py)
+        use_attribute_docstrings=True,
     )
 
     host: str = "127.0.0.1"
+    """The address `paperanchor serve` listens on (`--host`)."""
     port: int = 8000
+    """The port `paperanchor serve` listens on (`--port`), 0-65535."""
     public_url: str | None = None
+    """The base of every URL handed out (`cite`'s `url`, the pages' links); unset:
+    `http://HOST:PORT`."""
     arxiv_html_url: str = "https://arxiv.org/html"
+    """arXiv's HTML renderings, the first network source; empty turns it off."""
     ar5iv_url: str = "https://ar5iv.labs.arxiv.org/html"
-    # the last source (SPEC §2): a paper's PDF, read into the tree from its text layer
+    """ar5iv's renderings, asked when arXiv has none; empty turns it off."""
     arxiv_pdf_url: str = "https://arxiv.org/pdf"
-    # Discovery (SPEC §4): the arXiv API and Semantic Scholar; an empty URL turns it off.
+    """The last source: a paper's PDF, read into the tree from its text layer; empty turns it off.
+    """
     arxiv_api_url: str = "https://export.arxiv.org/api/query"
+    """The arXiv API (metadata, search, BibTeX, trends); empty turns discovery by arXiv off."""
     s2_url: str = "https://api.semanticscholar.org/graph/v1"
+    """Semantic Scholar's Graph API (citations); empty turns it off."""
     s2_api_key: SecretStr | None = None
-    # SPEC §7: `reader`, the seven tools; `all`, the four discovery tools too.
+    """A Semantic Scholar API key, sent as `x-api-key`; never logged or shown."""
     tools: Literal["reader", "all"] = "reader"
+    """MCP tool set: `reader`, the seven reading tools; `all`, the four discovery tools too."""
     local_dir: Path | None = None
+    """A directory of your own papers: `local/<name>` opens `<name>.html`, `.html.gz` or `.pdf`."""
     offline: bool = False
-    cache_dir: Path = Field(default_factory=_default_cache_dir)
+    """Never fetch: answer from the cache and the local directory only."""
+    cache_dir: Path = Field(
+        default_factory=_default_cache_dir,
+        json_schema_extra={"shown_default": "$XDG_CACHE_HOME/paperanchor or ~/.cache/paperanchor"},
+    )
+    """Where fetched and parsed papers are kept on disk (an embedded diskcache)."""
     cache_url: str | None = None
+    """A `redis://` (or `rediss://`) URL: the cache, the politeness gaps and the rate limit shared
+    by every process."""
     min_gap_s: float = 3.0
+    """Seconds from the end of one request to an upstream host to the start of the next."""
     max_retries: int = 3
+    """Retries of one upstream request (0-20), with full-jitter backoff."""
     timeout_s: float = 30.0
+    """Seconds one upstream attempt may take, from the request to the last byte of the body."""
     max_html_mb: float = 50.0
+    """The largest page or PDF accepted, in MiB after decoding; larger is `too-large`."""
     rate_limit: str = "120/minute"
+    """Requests per client address: `N/second`, `N/minute`, `N/hour` or `N/day`; `0` turns it off.
+    """
     latest_ttl_s: float = 86400.0
+    """Seconds a bare id's latest version, and a paper whose version is not confirmed, are kept."""
     memory_mb: float = 512.0
-    # Not in SPEC's table: the backoff of retries (full jitter, doubling from backoff_s, capped
-    # at backoff_cap_s; a Retry-After longer than the cap is not waited for).
+    """MiB of parsed papers kept in memory per process; `0` keeps none (each request reads the
+    cache)."""
+    # The backoff of retries: full jitter, doubling from backoff_s, capped at backoff_cap_s; a
+    # Retry-After longer than the cap is not waited for.
     backoff_s: float = 1.0
+    """Seconds of backoff before the first retry (doubling after each)."""
     backoff_cap_s: float = 30.0
-    # Not in SPEC's table: the gaps of the discovery upstreams, each its own gate (upstream.py).
-    # arXiv asks API clients for one request every three seconds, across all of a user's
-    # machines (with Redis the gap holds across processes); Semantic Scholar's is 1 s with a
-    # key and 3 s without (S2_GAP_*), unless set.
+    """The cap of every wait between retries; a longer `Retry-After` fails at once with
+    `unavailable`."""
+    # The gaps of the discovery upstreams, each its own gate (upstream.py). arXiv asks API
+    # clients for one request every three seconds, across all of a user's machines (with Redis
+    # the gap holds across processes); Semantic Scholar's is 1 s with a key and 3 s without.
     arxiv_api_gap_s: float = 3.0
+    """Seconds between two requests to the arXiv API (arXiv asks for 3, across all your machines).
+    """
     s2_gap_s: float | None = None
-    # Not in SPEC's table: with a Redis store, how long a host's turn or a paper's fetch lock
-    # outlives a process that died holding it (a live holder renews it every third of this).
+    """Seconds between two requests to Semantic Scholar; unset: 1 with `PAPERANCHOR_S2_API_KEY`,
+    else 3."""
     lock_lease_s: float = 10.0
+    """With Redis: seconds a host's turn or a paper's fetch lock outlives a process that died
+    holding it."""
     # -- the HTTP server's own limits (docs/serving.md, *Connections*) --
-    # SPEC §2: believe X-Forwarded-For (from FORWARDED_ALLOW_IPS, default loopback) only then.
     trust_proxy: bool = False
-    # Not in SPEC's table: seconds a client has to send one whole request (head and body), from
-    # its connection or the end of the previous answer; a slowloris is closed after it.
+    """Believe `X-Forwarded-For`, from the addresses in uvicorn's `FORWARDED_ALLOW_IPS` only."""
     request_timeout_s: float = 10.0
-    # Not in SPEC's table: seconds an idle keep-alive connection is kept (uvicorn's default 5).
+    """Seconds a client has to send one whole request; a slowloris is closed after it."""
     keep_alive_s: float = 5.0
-    # Not in SPEC's table: open connections at most; past it the one that has waited longest
-    # for its request is closed to let the new one in (lowered to fit the open-file limit).
+    """Seconds an idle keep-alive connection is kept."""
     max_connections: int = 1000
-    # Fail fast (SPEC §2): how long an unreachable host is left alone, how many fetches may wait
-    # for one host's turn, how long "no such paper" is remembered.
+    """Open connections at most (lowered to fit the open-file limit); past it the one waiting
+    longest is closed."""
     down_s: float = 30.0
+    """Seconds an unreachable upstream host is left alone; `0` turns it off."""
     max_queue: int = 32
+    """Requests of one process waiting for a host's turn; past it `unavailable` at once."""
     not_found_ttl_s: float = 600.0
+    """Seconds "no such paper" is remembered; `0` turns it off."""
 
     @property
     def public_base(self) -> str:
@@ -130,7 +165,7 @@ class Settings(BaseSettings):
     )
     @classmethod
     def _http_base(cls, value: str | None, info: ValidationInfo) -> str | None:
-        # An empty upstream base disables that source (SPEC §2).
+        # An empty upstream base disables that source (contract §2).
         if value is None or not value.strip():
             return "" if value is not None else None
         value = value.strip().rstrip("/")

@@ -1,4 +1,4 @@
-"""The JSON shapes of SPEC §5, written once.
+"""The JSON shapes of contract §5, written once.
 
 Each answer is a TypedDict: the service, render/json.py and discovery build them (plain dicts
 at run time, so a warm answer costs no model construction or validation), strict mypy checks
@@ -228,7 +228,7 @@ class Hits(TypedDict):
     hits: list[SearchHit]
 
 
-# -- discovery (SPEC §4) -------------------------------------------------------------------------
+# -- discovery (contract §4) ---------------------------------------------------------------------
 
 
 @with_config(SHAPE)

@@ -1,4 +1,4 @@
-"""Where a paper comes from (SPEC §2): the local directory, arXiv HTML, ar5iv, then the PDF.
+"""Where a paper comes from (contract §2): the local directory, arXiv HTML, ar5iv, then the PDF.
 
 Only the configured bases are ever contacted, with the normalised id appended; redirects are
 followed by hand and never off the upstream's host. Every request goes through `upstream.py`:
@@ -294,7 +294,7 @@ class Sources:
 
     async def _ar5iv(self, ref: PaperRef, base: str) -> FetchedPage | Absent:
         # ar5iv keeps one rendering per paper: ask for the bare id, and never report the
-        # version asked for as confirmed (SPEC §2).
+        # version asked for as confirmed (contract §2).
         answer = await self._get_following(f"{base}/{ref.paper}", ref, "ar5iv")
         if isinstance(answer, Absent):
             return answer
@@ -342,7 +342,7 @@ class Sources:
         accept: str | None = None,
     ) -> _Answer:
         """One polite GET; a 200 page must be whole (`broken`: an HTML page ends its document,
-        SPEC §2; a PDF ends with %%EOF)."""
+        contract §2; a PDF ends with %%EOF)."""
         try:
             return await self.upstream.get(
                 url,
@@ -455,7 +455,7 @@ def _looks_like_html(body: bytes) -> bool:
 
 def _local_candidates(ref: PaperRef, directory: Path) -> list[tuple[Path, int | None]]:
     """Files that may hold `ref`, in order, each with the version its name states: the HTML
-    files first, then the PDFs (SPEC §2: a PDF is read only when no HTML is better)."""
+    files first, then the PDFs (contract §2: a PDF is read only when no HTML is better)."""
     stems: list[tuple[str, int | None]]
     if ref.local_name is not None:
         stems = [(ref.local_name, None)]
@@ -573,7 +573,7 @@ class LocalFile:
 
 
 def local_files(directory: Path, limit: int = LISTED_LOCAL_FILES) -> tuple[list[LocalFile], int]:
-    """The papers of `directory` that a reference can open (SPEC §2's names), in name order,
+    """The papers of `directory` that a reference can open (contract §2's names), in name order,
     at most `limit` of them, and how many more there are (blocking: call it in a thread)."""
     try:
         entries = itertools.islice(directory.iterdir(), SCANNED_LOCAL_ENTRIES)

@@ -220,7 +220,7 @@ class Document:
     base_url: str = ""
     generator: str | None = None
     quality: str = "ok"
-    """SPEC §3: "ok", "degraded" (conversion errors in the text, or read from a PDF) or
+    """contract §3: "ok", "degraded" (conversion errors in the text, or read from a PDF) or
     "failed" (no section or paragraph of the paper: the next source is tried)."""
     license: str | None = None
     """The licence the page's furniture names (arXiv's `#license-tr`), as text."""

@@ -1,4 +1,4 @@
-"""Polite GETs to upstream hosts (SPEC §2, Politeness), for every client of an upstream.
+"""Polite GETs to upstream hosts (contract §2, Politeness), for every client of an upstream.
 
     upstream = Upstream(settings, coordination=coordination)  # one per process (runtime.py)
     answer = await upstream.get(url, label="arXiv", subject="1706.03762", limit=max_bytes,

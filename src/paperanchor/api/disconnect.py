@@ -1,4 +1,4 @@
-"""Stop serving a request whose client has gone (SPEC §2: a fetch nobody waits for is cancelled).
+"""Stop serving a request whose client has gone (a fetch nobody waits for is cancelled).
 
 uvicorn tells an app that its client hung up only through `receive()`, and an endpoint that
 does not read its body never calls it: without this middleware a request dropped after 0.5 s

@@ -1,4 +1,4 @@
-"""Per-client rate limit of the HTTP API (`PAPERANCHOR_RATE_LIMIT`, SPEC §9).
+"""Per-client rate limit of the HTTP API (`PAPERANCHOR_RATE_LIMIT`, contract §9).
 
 With `PAPERANCHOR_CACHE_URL` the count is in that Redis, so every process sharing it enforces
 one limit per client: `limits`' sliding-window counter (two counters per client, this period's

@@ -1,4 +1,4 @@
-"""MCP adapter (SPEC §7): the operations as tools of an mcp 2.x `MCPServer`.
+"""MCP adapter (contract §7): the operations as tools of an mcp 2.x `MCPServer`.
 
 Two tool sets (`PAPERANCHOR_TOOLS`): `reader`, the seven reading tools, and `all`, those and
 the four discovery tools `search_arxiv`, `bibtex`, `citations` and `category_trends`.
@@ -9,7 +9,7 @@ result out: JSON results as `structuredContent` and the same JSON as text, `read
 text. Failures come back as `isError` results with the text `<code>: <detail>`, mapped in
 `ToolServer.call_tool` and nowhere else.
 
-The tool definitions are sent to the model on every request, so they are kept small (SPEC §7:
+The tool definitions are sent to the model on every request, so they are kept small (contract §7:
 under 1,500 tokens for the seven, 2,400 for the eleven): parameter schemas without titles,
 output schemas with the top-level fields only (the full shapes are in /openapi.json).
 
@@ -252,7 +252,7 @@ class ToolServer(MCPServer):
         _drop_handlers(self, _NOT_SERVED)
 
     async def list_tools(self) -> list[WireTool]:
-        """The SDK's tool list, each JSON tool with the output schema it publishes (SPEC §7)."""
+        """The SDK's tool list, each JSON tool with the output schema it publishes (contract §7)."""
         return [
             tool.model_copy(update={"output_schema": self.output_schemas.get(tool.name)})
             for tool in await super().list_tools()

@@ -1,4 +1,4 @@
-"""The JSON shapes of SPEC §5 as the web sees them: the schemas of /openapi.json and of the
+"""The JSON shapes of contract §5 as the web sees them: the schemas of /openapi.json and of the
 MCP tools' output.
 
 The shapes are written once, as TypedDicts in paperanchor/shapes.py, which the service builds
@@ -93,7 +93,7 @@ def compact_schema(model: Any) -> dict[str, Any]:
 def shallow_schema(*models: Any) -> dict[str, Any]:
     """One object schema with the top-level fields of `models` and their JSON types only.
 
-    MCP tool definitions are paid for in tokens on every request (SPEC §7 caps the seven at
+    MCP tool definitions are paid for in tokens on every request (contract §7 caps the seven at
     1,500): the nested shapes are in /openapi.json, the tools carry their outline.
     """
     properties: dict[str, Any] = {}

@@ -1,4 +1,4 @@
-"""HTML pages (SPEC §6, §8): the landing page, a paper's outline and a section's page,
+"""HTML pages (contract §6, §8): the landing page, a paper's outline and a section's page,
 server-rendered.
 
 Templates are jinja2 with autoescaping on, so everything taken from a paper is text; the one
@@ -232,7 +232,7 @@ async def outline_page(request: Request, paper: rest.PaperPath) -> Response:
     outline = served.value
 
     def source_link(anchor: str | None) -> str | None:
-        # the public, versioned address (SPEC §4 permalink), never a configured mirror's
+        # the public, versioned address (contract §4 permalink), never a configured mirror's
         return refs.permalink(outline["paper"], outline["idv"], outline["source"], anchor)
 
     metadata = outline["metadata"]

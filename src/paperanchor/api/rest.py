@@ -1,4 +1,4 @@
-"""REST adapter (SPEC §6): JSON and Markdown routes over the service, with HTTP caching.
+"""REST adapter (contract §6): JSON and Markdown routes over the service, with HTTP caching.
 
 Each route is arguments in, one service call, result out. `{paper}` may hold a slash (a legacy
 id, `local/<name>`), so every route captures it with a path convertor and is told apart from the
@@ -46,7 +46,7 @@ NOT_CACHEABLE = "no-store"
 # arXiv's taxonomy is package data: it changes with a release of this server.
 TAXONOMY = "public, max-age=86400"
 
-# Markdown routes answer the whole node unless ?maxTokens= asks for less (SPEC §6).
+# Markdown routes answer the whole node unless ?maxTokens= asks for less (contract §6).
 WHOLE = operations.REST_MAX_TOKENS.absent
 
 
@@ -362,7 +362,7 @@ def etagged(
 
 
 def cache_control(served: Served[Any]) -> str:
-    """SPEC §6: immutable for a version that was asked for and confirmed, an hour otherwise."""
+    """contract §6: immutable for a version that was asked for and confirmed, an hour otherwise."""
     if served.asked.is_local:
         return REVALIDATE
     return IMMUTABLE if served.pinned else LATEST
@@ -384,7 +384,7 @@ def dumps(value: Any) -> bytes:
 
 
 def wire_form(path: str, accept: str | None) -> str:
-    """Which of SPEC §9's wire forms a request gets: "json", "markdown", "text" or "html"."""
+    """Which of contract §9's wire forms a request gets: "json", "markdown", "text" or "html"."""
     if path.endswith(".md"):
         return "markdown"
     if path.endswith(".bib"):

@@ -262,7 +262,7 @@ def server_options(settings: Settings, *, workers: int = 1) -> dict[str, Any]:
         "backlog": backlog,
         "h11_max_incomplete_event_size": MAX_HEAD_BYTES,
         # uvicorn believes X-Forwarded-For from loopback by default: a client on the same host,
-        # or any client behind a proxy there, could claim any address (SPEC §2)
+        # or any client behind a proxy there, could claim any address (contract §2)
         "proxy_headers": settings.trust_proxy,
         "server_header": False,
     }

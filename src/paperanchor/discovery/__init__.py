@@ -1,6 +1,6 @@
-"""Discovery (SPEC §4): arXiv metadata and search, BibTeX, citations, categories and trends.
+"""Discovery (contract §4): arXiv metadata and search, BibTeX, citations, categories and trends.
 
-Pure but one: these modules turn upstream answers (bytes) into SPEC §5 shapes and compose the
+Pure but one: these modules turn upstream answers (bytes) into contract §5 shapes and compose the
 requests' parameters; they import no web, HTTP, cache or Redis library. `client.py` is the
 exception: it sends the requests through the polite layer and keeps the answers in the store
 (importing this package does not import it).

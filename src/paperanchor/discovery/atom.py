@@ -1,4 +1,4 @@
-"""arXiv API Atom feeds (SPEC §4 metadata and search) -> `Metadata`, `Hit` and search pages.
+"""arXiv API Atom feeds (contract §4 metadata and search) -> `Metadata`, `Hit` and search pages.
 
 Both formats arXiv has served are read: the 2025+ one (`arXiv Query:` title, namespaces on the
 root) and the older one (`ArXiv Query:`, `rel="self"`, namespaces declared per element).
@@ -42,7 +42,7 @@ MAX_FIELD_CHARS = 100_000
 MAX_AUTHORS = 10_000
 MAX_CATEGORIES = 200
 HIT_AUTHORS = 3
-# SPEC §4: a hit costs about a hundred tokens, and SPEC §5 caps its summary at 300 characters.
+# contract §4: a hit costs about a hundred tokens, and §5 caps its summary at 300 characters.
 # Over the recorded 100-entry "testing" feed a 300-character summary made a hit 140 tokens
 # (median; 158 at most), 150 characters make it 103 (119 at most): the summary is what a
 # reader skims to pick a paper, and its abstract is one metadata call away.

@@ -1,4 +1,4 @@
-"""BibTeX (SPEC §4): one `@misc` per arXiv paper, and a paper's bibliography as BibTeX.
+"""BibTeX (contract §4): one `@misc` per arXiv paper, and a paper's bibliography as BibTeX.
 
 The entry is the form arXiv recommends, with `author` as `Last, First and …` and a `month`:
 

@@ -1,4 +1,4 @@
-"""The discovery clients (SPEC §4): the arXiv API and Semantic Scholar, polite and cached.
+"""The discovery clients (contract §4): the arXiv API and Semantic Scholar, polite and cached.
 
     discovery = Discovery(settings, upstream=upstream, store=store)
     await discovery.metadata([ref, …])        # up to 20 papers, one API request: {idv: Metadata}
@@ -50,9 +50,9 @@ T = TypeVar("T")
 
 ARXIV_API = "arXiv API"
 SEMANTIC_SCHOLAR = "Semantic Scholar"
-SEARCH_TTL_S = 3600.0  # SPEC §4 leaves it to us: a search's newest results may change hourly
+SEARCH_TTL_S = 3600.0  # contract §4 leaves it to us: a search's newest results may change hourly
 TRENDS_TTL_S = 3600.0  # one search
-CITATIONS_TTL_S = 86400.0  # SPEC §4: cached for a day
+CITATIONS_TTL_S = 86400.0  # contract §4: cached for a day
 # Papers whose outline metadata is queued or sent after their outline answered without it
 # (sent 20 to a request, bounded by the timeouts); past this many, an outline does not queue
 # another one and answers `metadata: null`.
@@ -154,7 +154,7 @@ class Discovery:
         not kept; a paper arXiv has no entry for is left out.
 
         A versioned reference gets that version's entry (arXiv answers `id_list=2104.12255v1`
-        with v1's title, abstract and dates), a bare one the latest version's (SPEC §2: no
+        with v1's title, abstract and dates), a bare one the latest version's (contract §2: no
         version means the latest).
         """
         checked = query.id_list(list(refs))

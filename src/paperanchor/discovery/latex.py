@@ -1,4 +1,4 @@
-"""Text -> the LaTeX of a BibTeX field value: our escaping rules (SPEC §4 BibTeX).
+"""Text -> the LaTeX of a BibTeX field value: our escaping rules (contract §4 BibTeX).
 
 arXiv's titles and abstracts are text that authors wrote with some TeX in it. We read that
 TeX the way arXiv's abstract pages show it, then write pure-ASCII LaTeX that compiles with

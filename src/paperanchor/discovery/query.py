@@ -1,4 +1,4 @@
-"""arXiv API requests (SPEC §4 search and metadata): the query parameters, checked.
+"""arXiv API requests (contract §4 search and metadata): the query parameters, checked.
 
 The client only sends what these functions return; every argument is checked here, with a
 `BadRequest` that names what was asked for. A search's field syntax (`ti:`, `au:`, `abs:`,
@@ -66,7 +66,7 @@ def search_query(
     limit: int | str | None = None,
     today: date | None = None,
 ) -> ArxivQuery:
-    """The arXiv request of one search (SPEC §4); `today` (UTC) closes an open `to`."""
+    """The arXiv request of one search (contract §4); `today` (UTC) closes an open `to`."""
     # REST passes an absent argument as "": it is absent
     category = None if category is None or str(category).strip() == "" else category
     date_from = None if date_from == "" else date_from

@@ -1,4 +1,4 @@
-"""Semantic Scholar Graph API (SPEC §4 citations): request paths, answers -> `Citations`.
+"""Semantic Scholar Graph API (contract §4 citations): request paths, answers -> `Citations`.
 
 Two requests answer one `citations` call: the paper (`paper/arXiv:{id}`, for its citation
 count) and the first page of its citing papers (`paper/arXiv:{id}/citations`). The paths are

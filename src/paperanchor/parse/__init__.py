@@ -163,7 +163,7 @@ ARXIV_SITE = "https://arxiv.org"
 
 
 def _effective_base(base_url: str, base_href: str | None) -> str:
-    """What the page's relative URLs resolve against (SPEC §3): its `<base href>` against
+    """What the page's relative URLs resolve against (contract §3): its `<base href>` against
     where it was read, but a site-relative base of an arXiv rendering against arXiv's site,
     wherever the page was read from (a saved file, the local directory, a mirror), so that a
     saved page's images are arXiv's and its Markdown the same wherever the file sits."""
@@ -207,7 +207,7 @@ def _document(page: PageScan, document: HtmlElement, ctx: ParseContext, base: st
         quality, blocks = "failed", ()
     elif _abstract_only(abstract, blocks):
         # the abstract is kept (the library serves it when no source has better), but the
-        # body is missing: another source is asked for the paper (SPEC §3, Quality)
+        # body is missing: another source is asked for the paper (contract §3, Quality)
         quality = "failed"
     else:
         quality = "degraded" if errors else "ok"

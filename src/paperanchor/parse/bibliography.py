@@ -63,7 +63,7 @@ def _is_author_year(label: str) -> bool:
 
 def entry_number(label: str, position: int) -> str:
     """The printed label without its brackets, whatever its form (`12`, `HNA+17`); author-year
-    styles, which print names rather than a label, are numbered by position (SPEC §4)."""
+    styles, which print names rather than a label, are numbered by position (contract §4)."""
     match = _LABEL.fullmatch(label) if label else None
     if match is None:
         return str(position)

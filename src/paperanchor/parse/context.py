@@ -11,7 +11,7 @@ from paperanchor.parse.dom import HtmlElement
 from paperanchor.render.escape import safe_url
 from paperanchor.tree import Block, Footnote
 
-# How deep the walks may nest before what is below is read as plain text (SPEC §3, Limits).
+# How deep the walks may nest before what is below is read as plain text (contract §3, Limits).
 # The corpus nests blocks at most 15 deep (agd's broken conversion) and its whole DOM 42 deep
 # with MathML; a hostile page of 250 nested lists or 10,000 nested spans is flattened below
 # these, so that the tree, and every walk and rendering of it, stays far from Python's
@@ -59,7 +59,7 @@ class ParseContext:
         return f"{key}{count}"
 
     def absolute(self, url: str) -> str:
-        """`url` resolved against the page, when that is an http(s) URL; else "" (SPEC §3)."""
+        """`url` resolved against the page, when that is an http(s) URL; else "" (contract §3)."""
         url = url.strip()
         if not url:
             return ""

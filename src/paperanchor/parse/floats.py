@@ -226,7 +226,7 @@ def _has_code(el: HtmlElement) -> bool:
     return False
 
 
-# SPEC §3 Limits: a table's grid is capped. 16 cells spanning 1000 x 1000 (a 1 KB page) made
+# contract §3 Limits: a table's grid is capped. 16 cells spanning 1000 x 1000 (a 1 KB page) made
 # a 64 MB table in 29 s and 2.3 GB before; the largest table in the corpus has 2,790 cells.
 MAX_TABLE_CELLS = 100_000
 

@@ -185,7 +185,7 @@ def parse_license(element: HtmlElement | None) -> str | None:
 
 def page_idv(base_href: str | None, watermark: HtmlElement | None) -> str | None:
     """The arXiv idv a page names in its furniture: `<base href="/html/IDvN/">`, else the
-    `arXiv:IDvN [category] date` watermark; never text of the body (SPEC §2, Versions)."""
+    `arXiv:IDvN [category] date` watermark; never text of the body (contract §2, Versions)."""
     candidates: list[str] = []
     if base_href:
         path = urlsplit(base_href[:_FURNITURE_CHARS].strip()).path

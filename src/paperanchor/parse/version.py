@@ -1,6 +1,6 @@
 """The parser version: a digest of everything that decides what the parser builds.
 
-Cached papers are keyed by it (SPEC §2), so it must change whenever the tree for some page
+Cached papers are keyed by it (contract §2), so it must change whenever the tree for some page
 would. It digests the code of tree.py, of every module under parse/, of the cache codec
 (codec.py, which writes the tree into the cache) and of every paperanchor module they import,
 each without its comment lines and blank lines, which change nothing; and the versions of lxml,

@@ -1,4 +1,4 @@
-"""The paper's text as text in Markdown (SPEC §3): escaping and the URLs we let through.
+"""The paper's text as text in Markdown (contract §3): escaping and the URLs we let through.
 
 A paper is untrusted: a `<script>`, raw HTML, `[x](javascript:…)` or a `**` written in its
 text must reach a reader as those characters, never as markup. Escaping is by CommonMark's
@@ -78,7 +78,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def safe_url(url: str) -> str | None:
-    """An absolute http(s) URL fit to sit inside `<…>`, or None (SPEC §3: other schemes, such
+    """An absolute http(s) URL fit to sit inside `<…>`, or None (contract §3: other schemes, such
     as javascript: and file:, are dropped)."""
     url = url.strip()
     if not url or _CONTROL.search(url):

@@ -1,4 +1,4 @@
-"""Tree -> HTML for the section page (SPEC §6): the walk and rules of render/markdown.py, for a
+"""Tree -> HTML for the section page (contract §6): the walk and rules of render/markdown.py, for a
 person in a browser, with math as MathML and no JavaScript.
 
 Inline content is kept in the tree as Markdown in which every metacharacter of the paper's text

@@ -1,4 +1,4 @@
-"""Tree -> the JSON shapes of SPEC §5 (paperanchor/shapes.py; camelCase field names).
+"""Tree -> the JSON shapes of contract §5 (paperanchor/shapes.py; camelCase field names).
 
 Written as dict literals typed by the shape they return: mypy checks each against its
 TypedDict, and a literal costs a third of calling the TypedDict (0.28 µs against 0.79 µs for

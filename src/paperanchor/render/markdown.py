@@ -1,4 +1,4 @@
-"""Tree -> Markdown (SPEC §3), as a list of block chunks so `read` can cut at a block boundary."""
+"""Tree -> Markdown (contract §3), as a list of block chunks so `read` can cut between blocks."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ _NUMBERED_ITEM = re.compile(r"^\d+\.?$")
 
 
 def tokens_of(markdown: str) -> int:
-    """SPEC §3: tokens are ceil(characters / 4)."""
+    """contract §3: tokens are ceil(characters / 4)."""
     return math.ceil(len(markdown) / 4)
 
 
@@ -271,7 +271,7 @@ def truncate(
 
     The cut is at a block boundary; when not one block of content fits (only headings, or the
     first `front` chunks of front matter, before it), the first block is cut inside, at a
-    sentence or word boundary, so that a cut answer always carries text (SPEC §4).
+    sentence or word boundary, so that a cut answer always carries text (contract §4).
     """
     full = join(chunks)
     if len(full) <= max_chars:
