@@ -101,15 +101,18 @@ def _run(args: argparse.Namespace) -> int:
         if argument.cli is not None
     }
     on_paper, shown = operation.on_paper, operation.command
-    assert on_paper is not None and shown is not None
-    # only cite hands out URLs: the other commands never read the settings for a file
-    context = operations.Context(_public_url() if operation.name == "cite" else "", "cli")
+    assert shown is not None
+    if on_paper is None:  # a discovery command: over the service, which asks the upstreams
+        result = asyncio.run(_over_service(operation, operation.check(given, door="cli")))
+    else:
+        # only cite hands out URLs: the other commands never read the settings for a file
+        context = operations.Context(_public_url() if operation.name == "cite" else "", "cli")
 
-    def job(paper: Paper) -> Any:
-        # checked once the paper is read: an unreadable file is said first, as it always was
-        return on_paper(paper, operation.check(given, door="cli"), context)
+        def job(paper: Paper) -> Any:
+            # checked once the paper is read: an unreadable file is said first, as it always was
+            return on_paper(paper, operation.check(given, door="cli"), context)
 
-    result = asyncio.run(_with_paper(args.paper, job))
+        result = asyncio.run(_with_paper(args.paper, job))
     if args.json:
         _print_json(shown.json(result))
         return 0
@@ -120,10 +123,22 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _cli_value(argument: operations.Argument, value: Any) -> Any:
-    """An argument as argparse read it, as the operation takes it (`WORD...` -> one text)."""
-    if argument.cli is not None and argument.cli.nargs == "+":
-        return " ".join(value)
+    """An argument as argparse read it, as the operation takes it (`WORD...` -> one text,
+    no `PAPER...` -> not given)."""
+    if isinstance(value, list):
+        if argument.kind == "text":
+            return " ".join(value)
+        return value or None
     return value
+
+
+async def _over_service(operation: operations.Operation, arguments: dict[str, Any]) -> Any:
+    """An operation that is not about one paper, run over the whole service."""
+    from paperanchor.runtime import Runtime
+    from paperanchor.settings import get_settings
+
+    async with Runtime.build(get_settings()) as runtime:
+        return await operation.run(runtime.service, arguments, "cli")
 
 
 async def _fetch_all(references: list[str]) -> int:
@@ -339,6 +354,9 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         help_text = operation.command.help
         cmd = sub.add_parser(name, help=help_text, description=help_text)
         commands[name] = cmd
+        cmd.add_argument(
+            "--json", action="store_true", help="print the JSON answer (docs/contract.md §5)"
+        )
         for argument in operation.arguments:
             cli = argument.cli
             if cli is None:
@@ -356,10 +374,6 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
                     metavar=cli.metavar,
                     help=cli.help,
                     **options,
-                )
-            if argument is operations.PAPER:
-                cmd.add_argument(
-                    "--json", action="store_true", help="print the JSON answer (contract §5)"
                 )
     fetch = sub.add_parser(
         "fetch",

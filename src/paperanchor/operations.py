@@ -180,7 +180,8 @@ def _what(argument: Argument, door: Door) -> str:
     if door == "cli" and argument.cli is not None:
         cli = argument.cli
         if cli.flag is None:
-            return f"an {cli.metavar}"
+            article = "an" if cli.metavar[:1] in "AEIOU" else "a"
+            return f"{article} {cli.metavar}"
         return f"{cli.flag} {cli.metavar}"
     return argument.what or argument.name
 
@@ -190,6 +191,11 @@ def _what(argument: Argument, door: Door) -> str:
 PAPER = Argument(
     "paper", "text", PAPER_HELP, required=True, cli=CliArgument("PAPER", CLI_PAPER_HELP)
 )
+
+
+def _flag(flag: str, metavar: str, help: str) -> CliArgument:
+    """An optional argument of the command line, given as `--flag VALUE`."""
+    return CliArgument(metavar, help, flag=flag)
 
 
 def anchor(help: str, cli_help: str) -> Argument:
@@ -271,6 +277,46 @@ def search_text(result: list[shapes.SearchHit], arguments: Arguments) -> tuple[s
 def read_text(result: service.ReadResult, _arguments: Arguments) -> tuple[str, str]:
     """The Markdown as it is."""
     return result.markdown, ""
+
+
+def search_arxiv_text(result: shapes.SearchPage, _arguments: Arguments) -> tuple[str, str]:
+    """Two lines a hit (id, date and title; the first authors); the count on stderr."""
+    lines = []
+    for hit in result["hits"]:
+        lines.append(f"{hit['idv']}  {hit['published'][:10]}  {hit['title']}")
+        lines.append(f"    {', '.join(hit['authors'])}")
+    shown = len(result["hits"])
+    first = result["start"] + 1 if shown else result["start"]
+    note = f"{first}-{result['start'] + shown} of {result['total']} for {result['query']!r}\n"
+    return "".join(line + "\n" for line in lines), note
+
+
+def bibtex_text(result: str, _arguments: Arguments) -> tuple[str, str]:
+    """The BibTeX as it is."""
+    return result, ""
+
+
+def citations_text(result: shapes.Citations, _arguments: Arguments) -> tuple[str, str]:
+    """The count, then one line a citing paper: year, title, arXiv id or DOI."""
+    lines = [f"{result['count']} papers cite {result['paper']}"]
+    for citing in result["citations"]:
+        year = citing["year"] if citing["year"] is not None else "----"
+        where = f"arXiv:{citing['arxiv']}" if citing["arxiv"] else (citing["doi"] or "")
+        lines.append(f"{year}  {citing['title']}" + (f"  ({where})" if where else ""))
+    return "".join(line + "\n" for line in lines), ""
+
+
+def trends_text(result: shapes.Trends, _arguments: Arguments) -> tuple[str, str]:
+    """Submissions per day, then the top title terms."""
+    partial = "" if result["complete"] else " (more than one query returns: a lower bound)"
+    lines = [
+        f"{result['category']}: {result['submissions']} submissions, {result['since']} to "
+        f"{result['until']}{partial}"
+    ]
+    lines += [f"  {day['date']}  {day['count']}" for day in result["perDay"]]
+    terms = ", ".join(f"{term['term']} ({term['count']})" for term in result["topTerms"])
+    lines.append(f"top title terms: {terms or '(none)'}")
+    return "".join(line + "\n" for line in lines), ""
 
 
 # -- how each operation runs -----------------------------------------------------------------
@@ -567,52 +613,135 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         "Search arXiv: compact hits (id, title, first authors, date, summary), newest "
         "with sort=submitted.",
         (
-            Argument("query", "text", "words, or ti: au: abs: cat: AND OR ANDNOT", required=True),
-            Argument("category", "text", "cs.LG"),
-            Argument("from", "text", "YYYY-MM-DD", keyword="date_from"),
-            Argument("to", "text", "YYYY-MM-DD", keyword="date_to"),
-            Argument("sort", "text", "relevance|submitted|updated"),
-            Argument("start", "integer", "from 0"),
-            Argument("limit", "integer", "1-50, default 10"),
+            Argument(
+                "query",
+                "text",
+                "words, or ti: au: abs: cat: AND OR ANDNOT",
+                required=True,
+                cli=CliArgument(
+                    "QUERY", "words, or arXiv's ti: au: abs: cat: AND OR ANDNOT", nargs="*"
+                ),
+            ),
+            Argument(
+                "category",
+                "text",
+                "cs.LG",
+                cli=_flag("--category", "CAT", "an arXiv category, cs.LG"),
+            ),
+            Argument(
+                "from",
+                "text",
+                "YYYY-MM-DD",
+                keyword="date_from",
+                cli=_flag("--from", "DAY", "first submission day, YYYY-MM-DD (UTC)"),
+            ),
+            Argument(
+                "to",
+                "text",
+                "YYYY-MM-DD",
+                keyword="date_to",
+                cli=_flag("--to", "DAY", "last submission day, YYYY-MM-DD (UTC)"),
+            ),
+            Argument(
+                "sort",
+                "text",
+                "relevance|submitted|updated",
+                cli=_flag("--sort", "ORDER", "relevance (default), submitted or updated"),
+            ),
+            Argument(
+                "start", "integer", "from 0", cli=_flag("--start", "N", "the first result, from 0")
+            ),
+            Argument(
+                "limit",
+                "integer",
+                "1-50, default 10",
+                cli=_flag("--limit", "N", "results, 1-50 (default 10)"),
+            ),
         ),
         _search_arxiv,
         _same,
         (shapes.SearchPage,),
         tools="all",
+        command=Command(
+            "search-arxiv",
+            "search arXiv (the arXiv API): id, date, title, first authors",
+            search_arxiv_text,
+        ),
     ),
     Operation(
         "bibtex",
         "BibTeX that compiles: of arXiv papers, or of a paper's bibliography (referencesOf).",
         (
-            Argument("papers", "texts", "1-20 arXiv ids"),
-            Argument("referencesOf", "text", "a paper: its bibliography"),
+            Argument(
+                "papers",
+                "texts",
+                "1-20 arXiv ids",
+                cli=CliArgument("PAPER", "1-20 arXiv papers", nargs="*"),
+            ),
+            Argument(
+                "referencesOf",
+                "text",
+                "a paper: its bibliography",
+                cli=_flag("--references-of", "PAPER", "instead: the bibliography of this paper"),
+            ),
         ),
         _bibtex,
         lambda bib: {"bibtex": bib},
         (shapes.BibTeX,),
         tools="all",
         one_of=("papers", "referencesOf"),
+        command=Command(
+            "bibtex",
+            "BibTeX that compiles: of arXiv papers, or of a paper's bibliography",
+            bibtex_text,
+            json=lambda bib: {"bibtex": bib},
+        ),
     ),
     Operation(
         "citations",
         "Papers citing an arXiv paper (Semantic Scholar): count, titles, years, arXiv ids.",
-        (PAPER, Argument("limit", "integer", "1-100, default 20")),
+        (
+            PAPER,
+            Argument(
+                "limit",
+                "integer",
+                "1-100, default 20",
+                cli=_flag("--limit", "N", "citing papers to show, 1-100 (default 20)"),
+            ),
+        ),
         _citations,
         _same,
         (shapes.Citations,),
         tools="all",
+        command=Command(
+            "citations", "papers citing an arXiv paper (Semantic Scholar)", citations_text
+        ),
     ),
     Operation(
         "category_trends",
         "An arXiv category's submissions per day and top title terms, last 1-30 days.",
         (
-            Argument("category", "text", "cs.LG, hep-th", required=True),
-            Argument("days", "integer", "1-30, default 7"),
+            Argument(
+                "category",
+                "text",
+                "cs.LG, hep-th",
+                required=True,
+                cli=CliArgument("CATEGORY", "an arXiv category: cs.LG, hep-th"),
+            ),
+            Argument(
+                "days",
+                "integer",
+                "1-30, default 7",
+                cli=_flag("--days", "N", "the last 1-30 days (default 7)"),
+            ),
         ),
         _category_trends,
         _same,
         (shapes.Trends,),
         tools="all",
+        command=Command(
+            "trends", "an arXiv category's submissions per day and top title terms", trends_text
+        ),
     ),
 )
 """Every operation, in the order the tools are listed and the subcommands offered."""
@@ -626,8 +755,9 @@ def listed(tools: ToolSet) -> list[Operation]:
 
 
 def commands() -> list[Operation]:
-    """The operations the command line offers, in the table's order."""
-    return [op for op in OPERATIONS if op.command is not None and op.on_paper is not None]
+    """The operations the command line offers, in the table's order: the reading ones, which
+    run on one paper (`on_paper`), and the discovery ones, which run over the service."""
+    return [op for op in OPERATIONS if op.command is not None]
 
 
 def dumps(value: Any) -> str:
