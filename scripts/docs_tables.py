@@ -70,7 +70,8 @@ def operations_table() -> str:
         arguments = ", ".join(f"`{a.name}`" + ("" if a.required else "?") for a in op.arguments)
         command = f"`paperanchor {op.command_name}`" if op.command is not None else "—"
         rows.append(
-            f"| `{op.name}` | {op.tools} | {arguments} | {command} | {_cell(op.description)} |"
+            f"| `{op.name}` | {op.tools or 'REST only'} | {arguments} | {command} | "
+            f"{_cell(op.description)} |"
         )
     return "\n".join(rows)
 

@@ -26,8 +26,9 @@ def discover(replay: Any, tmp_path: Path, *args: str) -> subprocess.CompletedPro
 
 def test_every_operation_of_the_table_is_a_command() -> None:
     names = [operation.command_name for operation in operations.commands()]
-    assert len(names) == len(operations.OPERATIONS)
-    assert names[-4:] == ["search-arxiv", "bibtex", "citations", "trends"]
+    # every tool, and the arXiv record; not arXiv's whole taxonomy (/categories.json)
+    assert len(names) == len(operations.listed("all")) + 1
+    assert names[-5:] == ["search-arxiv", "bibtex", "citations", "trends", "metadata"]
 
 
 def test_search_arxiv_prints_two_lines_a_hit_and_the_count_on_stderr(replay, tmp_path) -> None:
@@ -92,3 +93,16 @@ def test_a_discovery_command_offline_says_what_it_cannot_reach(tmp_path) -> None
     assert result.stderr.startswith('not-found: The search "attention" is not in the cache')
     assert "PAPERANCHOR_OFFLINE=1" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_metadata_prints_the_arxiv_record(replay, tmp_path) -> None:
+    result = discover(replay, tmp_path, "metadata", "1111.2011v2")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("Quantum Criticality for Extended Nodes on a Bethe Lattice")
+    assert lines[1] == "James M. Murray, Adrian Del Maestro, Zlatko Tesanovic"
+    assert "doi: 10.1103/PhysRevB.85.115117" in lines
+    assert (
+        json.loads(discover(replay, tmp_path, "metadata", "1111.2011v2", "--json").stdout)["doi"]
+        == "10.1103/PhysRevB.85.115117"
+    )
