@@ -92,7 +92,7 @@ def manifest(wheel_name: str) -> dict[str, Any]:
         },
         "tools": [
             {"name": operation.name, "description": operation.description}
-            for operation in operations.OPERATIONS
+            for operation in operations.listed("all")
         ],
         "user_config": {key: option for key, (_, option) in USER_CONFIG.items()},
         "compatibility": {

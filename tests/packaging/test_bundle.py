@@ -61,7 +61,9 @@ def test_mcpb_validate_passes_the_manifest_and_refuses_one_without_a_command(
 def test_the_manifest_offers_the_tables_tools_and_sets_real_settings(bundle: Path) -> None:
     manifest = json.loads((bundle / "manifest.json").read_text())
     assert manifest["version"] == __version__
-    assert [tool["name"] for tool in manifest["tools"]] == [op.name for op in operations.OPERATIONS]
+    assert [tool["name"] for tool in manifest["tools"]] == [
+        op.name for op in operations.listed("all")
+    ]
     settings = {f"PAPERANCHOR_{name.upper()}" for name in Settings.model_fields}
     env = manifest["server"]["mcp_config"]["env"]
     assert env and set(env) <= settings
