@@ -9,6 +9,7 @@ import sys
 import time
 
 import httpx
+import pytest
 
 from tests.api.live import ServeProcess
 from tests.conftest import free_port
@@ -40,13 +41,23 @@ def test_serve_says_where_to_go_once_it_listens_and_each_address_answers() -> No
         server.stop()
 
 
-def test_a_busy_port_is_said_with_the_flag_and_the_setting_that_move_it() -> None:
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_busy_port_is_said_with_the_flag_and_the_setting_that_move_it(workers: str) -> None:
     port = free_port()
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", port))
         holder.listen()
         result = subprocess.run(
-            [sys.executable, "-m", "paperanchor.cli", "serve", "--port", str(port)],
+            [
+                sys.executable,
+                "-m",
+                "paperanchor.cli",
+                "serve",
+                "--port",
+                str(port),
+                "--workers",
+                workers,
+            ],  # fmt: skip
             capture_output=True,
             text=True,
             timeout=60,

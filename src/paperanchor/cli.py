@@ -213,6 +213,7 @@ def _serve(args: argparse.Namespace) -> int:
         for name, value in overrides.items():
             os.environ[f"PAPERANCHOR_{name.upper()}"] = str(value)
         settings = get_settings()
+        _check_port(settings.host, settings.port)
         uvicorn.run(
             "paperanchor.app:create_app",
             factory=True,
