@@ -57,7 +57,7 @@ def test_a_busy_port_is_said_with_the_flag_and_the_setting_that_move_it(workers:
                 str(port),
                 "--workers",
                 workers,
-            ],  # fmt: skip
+            ],
             capture_output=True,
             text=True,
             timeout=60,
