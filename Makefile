@@ -22,7 +22,7 @@ install: $(BIN)/paperanchor
 
 ## run: serve the bundled sample papers (fixtures/html) offline; installs only what serving needs
 run: $(VENV)/.serve
-	PAPERANCHOR_LOCAL_DIR=$(abspath fixtures/html) PAPERANCHOR_OFFLINE=1 $(BIN)/paperanchor serve --port $(PORT)
+	$(BIN)/paperanchor serve --samples --port $(PORT)
 
 ## test: the whole test suite; first installs the programs its tests need (scripts/ensure-tools.sh)
 test: tools install $(MCPB)

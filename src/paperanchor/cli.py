@@ -93,7 +93,7 @@ def _run(args: argparse.Namespace) -> int:
     if command == "serve":
         return _serve(args)
     if command == "mcp":
-        return _mcp_stdio()
+        return _mcp_stdio(args)
     operation = _commands()[command]
     given = {
         argument.python_name: _cli_value(argument, getattr(args, argument.python_name))
@@ -207,6 +207,7 @@ def _serve(args: argparse.Namespace) -> int:
     raise_open_file_limit()  # before the connection cap is fitted to it; workers inherit it
     flags = {"host": args.host, "port": args.port, "public_url": args.public_url}
     overrides = {name: value for name, value in flags.items() if value is not None}
+    overrides.update(_samples(args))
     common: dict[str, Any] = {"log_level": args.log_level, "log_config": log_config()}
     if args.workers > 1:
         # Worker processes build their own app from the environment: hand the flags over there.
@@ -287,19 +288,39 @@ def serving_guide(settings: Settings) -> str:
         f"paperanchor {base}/mcp",
     ]
     if settings.local_dir is not None:
-        found, _ = local_files(settings.local_dir, limit=1)
+        found, more = local_files(settings.local_dir)
         if found:
-            lines.append(f"  {base}/{found[0].reference}  a paper of {settings.local_dir}")
+            count = len(found) + more
+            lines.append(f"  {base}/{found[0].reference}  a local paper (of {count}, listed at /)")
     return "\n".join(lines)
 
 
-def _mcp_stdio() -> int:
+def _mcp_stdio(args: argparse.Namespace) -> int:
     """`paperanchor mcp`: the seven MCP tools over stdin/stdout."""
     from paperanchor.api.mcp import serve_stdio
     from paperanchor.settings import get_settings
 
-    asyncio.run(serve_stdio(get_settings()))
+    settings = get_settings()
+    if overrides := _samples(args):
+        settings = type(settings).model_validate({**settings.model_dump(), **overrides})
+    asyncio.run(serve_stdio(settings))
     return 0
+
+
+def _samples(args: argparse.Namespace) -> dict[str, Any]:
+    """With --samples: the package's sample papers as the local directory, and offline."""
+    if not args.samples:
+        return {}
+    from importlib import resources
+
+    # a folder of the installed package (a link to fixtures/html in a checkout)
+    return {"local_dir": Path(str(resources.files("paperanchor") / "samples")), "offline": True}
+
+
+SAMPLES_HELP = (
+    "serve the sample papers the package carries (local/short, local/full, ...) and nothing "
+    "else: PAPERANCHOR_LOCAL_DIR set to them and PAPERANCHOR_OFFLINE=1"
+)
 
 
 def _public_url() -> str:
@@ -401,6 +422,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     serve.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
+    serve.add_argument("--samples", action="store_true", help=SAMPLES_HELP)
     commands["serve"] = serve
     commands["mcp"] = sub.add_parser(
         "mcp",
@@ -408,6 +430,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         description=MCP_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    commands["mcp"].add_argument("--samples", action="store_true", help=SAMPLES_HELP)
     return parser, commands
 
 

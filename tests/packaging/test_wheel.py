@@ -110,8 +110,19 @@ def test_the_wheel_holds_every_file_of_the_package_the_repository_tracks(
     assert tracked
     with zipfile.ZipFile(installed.wheel) as wheel:
         names = set(wheel.namelist())
-    missing = [path for path in tracked if path.removeprefix("src/") not in names]
+    # samples/ is a link to fixtures/html: the files under it, but the XSS test page
+    files = [path for path in tracked if not (ROOT / path).is_dir()]
+    samples = ROOT / "src" / "paperanchor" / "samples"
+    files += [
+        str(path.relative_to(samples.resolve()).as_posix())
+        for path in samples.resolve().rglob("*")
+        if path.is_file() and not path.name.startswith("xss")
+        and not path.parent.name.startswith("xss")
+    ]  # fmt: skip
+    files = [f if f.startswith("src/") else f"src/paperanchor/samples/{f}" for f in files]
+    missing = [path for path in files if path.removeprefix("src/") not in names]
     assert missing == []
+    assert not [name for name in names if "xss" in name]
     # what the server reads at run time besides modules, named so a lost glob is seen
     for data in (
         "paperanchor/data/arxiv_taxonomy.json",
@@ -119,6 +130,8 @@ def test_the_wheel_holds_every_file_of_the_package_the_repository_tracks(
         "paperanchor/templates/section.html",
         "paperanchor/parse/pdf/pdfium_worker.py",
         "paperanchor/py.typed",
+        "paperanchor/samples/short.html",
+        "paperanchor/samples/full/fig-loss-a.png",
     ):
         assert data in names
 
@@ -266,3 +279,43 @@ def test_pipx_installs_the_wheel_as_the_readme_types_it(
     assert result.returncode == 0, result.stderr
     version = command([str(tmp_path / "bin" / "paperanchor"), "--version"], env, tmp_path)
     assert version.stdout == f"paperanchor {__version__}\n"
+
+
+def test_serve_samples_from_the_wheel_serves_the_sample_papers_and_not_the_test_page(
+    installed: Installed,
+) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = installed.home / "samples.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [str(installed.paperanchor), "serve", "--samples", "--port", str(port)],
+            cwd=installed.home,
+            env=installed.env(),  # no local directory, not offline: --samples sets both
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+        )
+        try:
+            wait_healthy(url, process, log.read_text)
+            with httpx.Client(base_url=url, timeout=60, trust_env=False) as http:
+                landing = http.get("/").text
+                assert "/local/short" in landing and "/local/full" in landing
+                assert "local/xss" not in landing
+                assert http.get("/local/full/figures/F1.json").status_code == 200
+                assert http.get("/files/full/fig-loss-a.png").status_code == 200
+                missing = http.get("/2501.11120/outline.json")  # offline: nothing is fetched
+                assert missing.status_code == 404 and "offline" in missing.text
+        finally:
+            stop_process(process, STARTUP_S)
+
+
+def test_mcp_samples_from_the_wheel_reads_a_sample_paper(installed: Installed) -> None:
+    stdio = StdioServerParameters(
+        command=str(installed.paperanchor),
+        args=["mcp", "--samples"],
+        env=installed.env(),
+        cwd=str(installed.home),
+    )
+    names, text = tools_and_a_read(stdio)
+    assert names == READER_TOOLS and text.startswith("# 3 Conclusion")
