@@ -146,6 +146,26 @@ def test_the_table_checks_each_argument_once_in_the_services_words(
     assert says in raised.value.detail
 
 
+@pytest.mark.parametrize(
+    ("name", "argument", "value"),
+    [
+        *(("read", "maxTokens", value) for value in (99, 100_001, 0, "many", True)),
+        *(("search_paper", "limit", value) for value in (0, 51, -1, "x")),
+        *(("outline", "wait", value) for value in (-1, 61, "soon", float("nan"), False)),
+    ],
+)
+def test_an_argument_out_of_its_range_is_a_bad_request_naming_it(
+    name: str, argument: str, value: object
+) -> None:
+    with pytest.raises(BadRequest, match=argument):
+        operations.BY_NAME[name].check({"paper": "local/short", argument: value})
+
+
+def test_the_checked_arguments_are_numbers_whatever_door_gave_digits() -> None:
+    checked = operations.BY_NAME["read"].check({"paper": "x", "maxTokens": "150"}, "cli")
+    assert checked["maxTokens"] == 150
+
+
 def test_on_the_command_line_an_either_or_names_the_flags() -> None:
     with pytest.raises(BadRequest) as raised:
         operations.BY_NAME["cite"].check({"paper": "x", "anchor": None, "text": None}, "cli")

@@ -22,7 +22,6 @@ from paperanchor import operations
 from paperanchor.errors import PaperAnchorError, internal
 from paperanchor.papers import Papers
 from paperanchor.render.escape import markdown_line
-from paperanchor.service import check_wait
 from paperanchor.settings import Settings
 from tests.api.conftest import settings_for
 from tests.api.live import live_server
@@ -181,7 +180,11 @@ UNKNOWN_TOOL = "bad-request: Unknown tool summarise: the tools are " + ", ".join
 FAILURES = [
     ("outline", {"paper": "1706.99999"}, "/1706.99999/outline.json"),
     ("outline", {"paper": "not a paper"}, "/not a paper/outline.json"),
-    ("outline", {**FULL, "wait": 99}, service_says(check_wait, 99, 10)),
+    (
+        "outline",
+        {**FULL, "wait": 99},
+        service_says(operations.BY_NAME["outline"].check, {"wait": 99}),
+    ),
     ("read", {**FULL, "anchor": "intro"}, "/local/full/sections/intro.md"),
     ("read", {**S1, "maxTokens": 5}, f"{SECTION}?maxTokens=5"),
     ("read", {**S1, "maxTokens": "many"}, f"{SECTION}?maxTokens=many"),

@@ -300,7 +300,7 @@ def operation_routes() -> APIRouter:
 async def outline_answer(request: Request, paper: str, *, vary_accept: bool = False) -> Response:
     """The outline as JSON, honouring `Prefer: wait=N` (RFC 7240)."""
     wait = prefer_wait(request.headers.getlist("prefer"))
-    outline = await service(request).outline(paper, wait, default_wait=0.0)
+    outline = await service(request).outline(paper)
     applied = {"Preference-Applied": f"wait={wait:g}"} if wait is not None else {}
     return answer(
         request,
