@@ -13,13 +13,13 @@ from paperanchor import service
 from paperanchor.errors import BadRequest, NotFound
 from paperanchor.infer import sentences
 from paperanchor.paper import LoadedPaper
-from paperanchor.papers import Papers
 from paperanchor.parse import parse_document
 from paperanchor.refs import parse_ref
 from paperanchor.render.markdown import tokens_of
 from paperanchor.render.text import plain_text
 from paperanchor.settings import Settings
 from tests.corpus_pages import fixture_path, parsed
+from tests.replay import papers_of
 
 PUBLIC = "http://127.0.0.1:8000"
 
@@ -313,7 +313,7 @@ def test_each_operation_says_which_paper_answered_beside_its_value(tmp_path) -> 
     settings = Settings(cache_dir=tmp_path, local_dir=fixture_path("short").parent, offline=True)
 
     async def main() -> list[service.Served[Any]]:
-        async with Papers(settings, parse=parse_document, parser_version="test") as library:
+        async with papers_of(settings, parser_version="test") as library:
             paper_service = service.PaperService(library, PUBLIC)
             return [
                 await paper_service.outline("local/short"),

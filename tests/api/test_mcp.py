@@ -20,9 +20,7 @@ from mcp_types import CallToolResult, TextContent
 
 from paperanchor import operations
 from paperanchor.errors import PaperAnchorError, internal
-from paperanchor.papers import Papers
 from paperanchor.render.escape import markdown_line
-from paperanchor.settings import Settings
 from tests.api.conftest import settings_for
 from tests.api.live import live_server
 from tests.conftest import ROOT
@@ -273,14 +271,11 @@ def test_the_spec_example_of_a_failure(server, replay):
 
 
 def test_a_bug_in_a_tool_is_internal_without_a_trace(replay, papers_dir, tmp_path):
-    def broken_library(settings: Settings) -> Papers:
-        def parse(html: bytes, base_url: str) -> Any:
-            raise RuntimeError("parser bug near /srv/secret/path")
-
-        return Papers(settings, parse=parse, parser_version="broken")
+    def parse(html: bytes, base_url: str) -> Any:
+        raise RuntimeError("parser bug near /srv/secret/path")
 
     settings = settings_for(replay, tmp_path, local_dir=papers_dir)
-    with live_server(settings, broken_library) as live:
+    with live_server(settings, parse=parse, parser_version="broken") as live:
         result = call(f"{live.url}/mcp", "outline", {"paper": "local/short"})
 
     assert result.is_error is True

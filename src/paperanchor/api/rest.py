@@ -284,10 +284,11 @@ def _caching(caching: operations.Caching, parameters: dict[str, Any]) -> str:
     return LATEST
 
 
-def operation_routes() -> APIRouter:
-    """The operations' routes, generated from the table as it is (operations.ROUTES), in its
-    order; app.py places them after `router`'s and before the pages'."""
-    routes = APIRouter()
+def routes() -> APIRouter:
+    """The server's own routes (`router`), then the operations', generated from the table as
+    it is (operations.ROUTES) in its order: one router, whose routes FastAPI builds all at
+    once when it routes its first request (app.py routes one at start)."""
+    routes = APIRouter(routes=list(router.routes))
     for route in operations.ROUTES:
         endpoint = _endpoint(route, operations.operation(route.operation))
         routes.add_api_route(route.path, endpoint, methods=["GET"], **_route_options(route))
