@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
@@ -77,8 +78,11 @@ def _parsers() -> tuple[etree.HTMLParser, etree.HTMLParser]:
 
 def _root(html: bytes) -> tuple[HtmlElement, bool]:
     """The page's root element, and whether the page is UTF-8."""
-    html = _XML_DECL.sub(b"", html, count=1)
-    if not html.strip():
+    # anchored at the start: `sub` would try the pattern at every byte of the page
+    declaration = _XML_DECL.match(html)
+    if declaration is not None:
+        html = html[declaration.end() :]
+    if not html or html.isspace():  # no copy of the page, as `strip` makes
         raise ParseError("the page is empty")
     utf8, guess = _parsers()
     try:
@@ -125,10 +129,12 @@ def parse_document(html: bytes | str, base_url: str = "") -> Document:
     effective_base = _effective_base(base_url, page.base_href)
     if not page.base_href:
         effective_base = _own_site(page.page_url, page.ar5iv_styles) or effective_base
+    labels: dict[Any, str] = {}
     ctx = ParseContext(
         base_url=effective_base,
         section_errors=count_section_errors(page.errors),
-        bib_numbers=_bib_numbers(document, raw),
+        bib_numbers=_bib_numbers(document, raw, labels),
+        bib_labels=labels,
         abstract=page.abstract,
     )
     try:
@@ -141,7 +147,9 @@ def parse_document(html: bytes | str, base_url: str = "") -> Document:
 _BIBLISTS = etree.XPath(".//*[self::ul or self::ol][contains(@class, 'ltx_biblist')]")
 
 
-def _bib_numbers(document: HtmlElement, raw: bytes) -> dict[str, tuple[str, str]]:
+def _bib_numbers(
+    document: HtmlElement, raw: bytes, labels: dict[Any, str]
+) -> dict[str, tuple[str, str]]:
     """Each bibliography entry's number and printed label, read before the body."""
     numbers: dict[str, tuple[str, str]] = {}
     if b"ltx_biblist" not in raw:
@@ -159,7 +167,7 @@ def _bib_numbers(document: HtmlElement, raw: bytes) -> dict[str, tuple[str, str]
     if not lists:
         lists = [el for el in _BIBLISTS(document) if "ltx_biblist" in classes(el)]
     for biblist in lists:
-        for entry_id, number in entry_numbers(biblist).items():
+        for entry_id, number in entry_numbers(biblist, labels).items():
             numbers.setdefault(entry_id, number)
     return numbers
 
