@@ -55,9 +55,10 @@ class InlineResult:
     where they start a line of Markdown."""
 
     def add(self, md: str, text: str | None = None) -> None:
-        if self.opens_with_text is None and md.strip():
-            self.opens_with_text = False
-        self.markup = self.markup or bool(md.strip())
+        if md and not md.isspace():  # md.strip(), without the copy
+            self.markup = True
+            if self.opens_with_text is None:
+                self.opens_with_text = False
         self.md.append(md)
         self.text.append(md if text is None else text)
 
@@ -110,7 +111,11 @@ def inline_of(
     _content(el, ctx, out, skip)
     if include_tail and el.tail:
         _words(el.tail, ctx, out)
-    return out.inline(), tuple(dict.fromkeys(out.cites)), tuple(dict.fromkeys(out.notes))
+    return out.inline(), _unique(out.cites), _unique(out.notes)
+
+
+def _unique(ids: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(ids)) if ids else ()
 
 
 def inline_of_elements(
@@ -125,7 +130,7 @@ def inline_of_elements(
             after_error = False
         else:
             after_error = _element(part, ctx, out, frozenset())
-    return out.inline(), tuple(dict.fromkeys(out.cites)), tuple(dict.fromkeys(out.notes))
+    return out.inline(), _unique(out.cites), _unique(out.notes)
 
 
 def _content(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> None:
@@ -354,7 +359,6 @@ def _link(
     _content(el, ctx, inner, skip)
     out.cites.extend(inner.cites)
     out.notes.extend(inner.notes)
-    md = tidy("".join(inner.md))
     text = "".join(inner.text)
     internal = "ltx_ref" in cls and "ltx_url" not in cls and "ltx_href" not in cls
     entry = ctx.bib_numbers.get(href.rpartition("#")[2]) if internal else None
@@ -376,6 +380,7 @@ def _link(
         out.add_inner(label, printed, inner)
         return
     url = None if internal else safe_url(href)
+    md = tidy("".join(inner.md)) if url is not None else ""
     if url is None or not md:
         out.add_inner("".join(inner.md), text, inner)
         return
@@ -396,7 +401,7 @@ def _is_key(link_text: str, printed: str) -> bool:
     part of the label the bibliography prints for the entry ("[12]", "Vaswani et al. (2017a)"),
     maybe with the ", " of an empty year after it."""
     word = link_text.strip().rstrip(",").strip()
-    if not word or any(ch.isspace() for ch in word) or len(word) > 200:
+    if not word or len(word) > 200 or len(word.split()) > 1:  # empty, long, or words
         return False
     core = _alnum(word)
     return bool(core) and core not in _alnum(printed)
