@@ -255,6 +255,7 @@ def outline(paper: Paper) -> shapes.Outline:
     kept = paper.outline
     if kept is None:
         kept = _outline(paper)
+        paper.counted()
         paper.outline = kept  # two first asks in two threads may both build it: the same
     return cast(shapes.Outline, dict(kept))
 
@@ -311,7 +312,7 @@ def read(
     """A node's Markdown (SPEC §4 read), the whole paper for no anchor; a cut answer says how
     to get the rest in the reader's door."""
     if max_tokens is WHOLE_NODE:
-        limit = sys.maxsize // 4
+        limit = sys.maxsize
     else:
         limit = _int_arg("maxTokens", max_tokens, DEFAULT_MAX_TOKENS, MAX_TOKENS_RANGE)
     meta = paper.meta
@@ -331,22 +332,22 @@ def read(
         fetch = f"/{meta.idv}/sections/{paper.index.alias_of.get(node_id, node_id)}.md"
         shown_id = node_id
     full = paper.markdown(node_id)
-    if len(full) <= limit * 4:
-        markdown, truncated = full, False
+    whole = paper.tokens(node_id)  # counts the Markdown just kept, once
+    if whole <= limit:
+        markdown, truncated, count = full, False, whole
     else:
-        whole = tokens_of(full)
         chunks = paper.chunks(node_id)
         # the whole paper opens with its title and author line: front matter, not content
         front = 2 if node_id is None and paper.document.authors else 1 if node_id is None else 0
         markdown, truncated = truncate(
             chunks,
-            limit * 4,
+            limit,
             lambda remaining: _more(door, remaining, whole, fetch),
             front=front,
+            whole=whole,
         )
-    return ReadResult(
-        meta.paper, meta.idv, shown_id, title, tokens_of(markdown), truncated, markdown
-    )
+        count = tokens_of(markdown)
+    return ReadResult(meta.paper, meta.idv, shown_id, title, count, truncated, markdown)
 
 
 def permalink(meta: LoadedPaper, anchor: str | None) -> str | None:
