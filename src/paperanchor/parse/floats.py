@@ -23,7 +23,12 @@ _SPAN_CLASS = re.compile(r"\bltx_(row|col)span_(\d{1,7})\b")
 
 
 def is_float(el: HtmlElement) -> bool:
-    return tag_of(el) == "figure" or not classes(el).isdisjoint(_FLOAT_CLASSES)
+    return is_float_of(tag_of(el), classes(el))
+
+
+def is_float_of(tag: str, cls: frozenset[str]) -> bool:
+    """Whether an element of this tag and classes is a float (a figure, table or other)."""
+    return tag == "figure" or not cls.isdisjoint(_FLOAT_CLASSES)
 
 
 def is_tabular(tag: str, cls: frozenset[str]) -> bool:
@@ -253,6 +258,7 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
     steps = 0
     cut = False
     notes: list[str] = []
+    last_row = last_col = -1
     for row_index, (section, row) in enumerate(_table_rows(tabular)):
         if cut:
             break
@@ -275,21 +281,33 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
             content, _c, cell_notes = inline_of(cell, ctx, cell=True)
             notes.extend(cell_notes)
             value = (content.text, content.markdown)
-            for dr in range(rowspan):
-                for dc in range(colspan):
-                    grid.setdefault((row_index + dr, col + dc), value)
+            if rowspan == 1 and colspan == 1:  # most cells
+                grid.setdefault((row_index, col), value)
+            else:
+                for dr in range(rowspan):
+                    for dc in range(colspan):
+                        grid.setdefault((row_index + dr, col + dc), value)
+            # the grid's extent, as the largest of its keys (a span adds all it reaches)
+            last_row = max(last_row, row_index + rowspan - 1)
             col += colspan
+            last_col = max(last_col, col - 1)
         if counting_header and (section == "thead" or all_th):
             header_rows += 1
         else:
             counting_header = False
-    n_rows = max((r for r, _ in grid), default=-1) + 1
-    n_cols = max((c for _, c in grid), default=-1) + 1
+    n_rows = last_row + 1
+    n_cols = last_col + 1
     if n_rows * n_cols > MAX_TABLE_CELLS:  # a sparse grid of long spans: keep the first rows
         n_rows, cut = MAX_TABLE_CELLS // n_cols, True
-    text_rows = [tuple(grid.get((r, c), ("", ""))[0] for c in range(n_cols)) for r in range(n_rows)]
-    md_rows = [tuple(grid.get((r, c), ("", ""))[1] for c in range(n_cols)) for r in range(n_rows)]
+    get = grid.get
+    columns = range(n_cols)
+    values = [[get((r, c), _NO_CELL) for c in columns] for r in range(n_rows)]
+    text_rows = [tuple([value[0] for value in row]) for row in values]
+    md_rows = [tuple([value[1] for value in row]) for row in values]
     return Cells(text_rows, md_rows, min(header_rows, n_rows), cut, notes)
+
+
+_NO_CELL = ("", "")
 
 
 def _span(value: str | None) -> int:
