@@ -167,9 +167,9 @@ def _authors(block: str) -> tuple[str, ...]:
         # "Surname, I." pairs: a part of initials belongs to the surname before it
         if (
             nxt is not None
+            and " " not in part  # first: "Aman Madaan" needs no pattern
             and _INITIALS.match(nxt)
             and not _INITIALS.match(part)
-            and " " not in part
         ):
             names.append(f"{nxt} {part}".strip())
             index += 2
