@@ -42,8 +42,12 @@ from paperanchor.tree import (
 )
 
 _EQUATION_ID = re.compile(r"(?:^|\.)Ex?\d+$")
+# One scan that stops at the first match (`[1]`), where a union of four searches scanned the
+# listing four times whole: agd's swallowed document nests listings, each scanned again (a
+# parse's length of libxml2's parse, all in this test).
 _HAS_STRUCTURE = etree.XPath(
-    "boolean(.//section | .//h1 | .//h2 | .//div[contains(concat(' ', @class, ' '), ' ltx_para ')])"
+    "boolean(descendant::*[self::section or self::h1 or self::h2"
+    " or (self::div and contains(concat(' ', @class, ' '), ' ltx_para '))][1])"
 )
 # Containers LaTeXML uses for layout only: their children are read as if they were ours.
 _TRANSPARENT = frozenset(
