@@ -173,7 +173,10 @@ def _content(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
                 else:
                     ctx.inline_depth += 1
                     try:
-                        _markup(child, kind, marker, ctx, out, skip)
+                        if kind == _PLAIN and marker is None:
+                            _content(child, ctx, out, skip)  # a span of text: its content
+                        else:
+                            _markup(child, kind, marker, ctx, out, skip)
                     finally:
                         ctx.inline_depth -= 1
         if tail:
