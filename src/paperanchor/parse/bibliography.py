@@ -161,6 +161,9 @@ def _authors(block: str) -> tuple[str, ...]:
     parts = [p for p in parts if p]
     names: list[str] = []
     index = 0
+    if all(" " in part for part in parts[:-1]):
+        # whole names only ("Aman Madaan"): no part is a surname that initials follow
+        index, names = len(parts), parts
     while index < len(parts):
         part = parts[index]
         nxt = parts[index + 1] if index + 1 < len(parts) else None
