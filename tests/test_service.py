@@ -188,7 +188,7 @@ def test_read_truncates_at_a_block_boundary_and_says_where_to_fetch_the_rest() -
     full = service.read(paper, "S2", 100_000)
     cut = service.read(paper, "S2", 300)
     assert not full.truncated and cut.truncated
-    assert len(cut.markdown) <= 300 * 4
+    assert tokens_of(cut.markdown) == cut.tokens <= 300
     last = cut.markdown.rstrip("\n").rsplit("\n", 1)[-1]
     match = re.fullmatch(
         r"…\[truncated: (\d+) more tokens; fetch /local/full/sections/S2\.md\]", last
@@ -204,7 +204,7 @@ def test_a_first_block_too_long_for_the_budget_is_cut_inside_at_a_sentence() -> 
     full = service.read(paper, "S2", 100_000)
     cut = service.read(paper, "S2", 100)
     shown = cut.markdown[: cut.markdown.rindex("\n\n…[truncated")]
-    assert len(cut.markdown) <= 400 and shown.endswith(" …")
+    assert tokens_of(cut.markdown) == cut.tokens <= 100 and shown.endswith(" …")
     body = shown.removesuffix(" …")
     assert full.markdown.startswith(body)
     assert body[-1] in ".?!" or body[-1].isalnum()  # a sentence's or a word's end

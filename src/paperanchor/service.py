@@ -14,9 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Generic, Literal, Protocol, TypeVar, cast, overload
 
+from rapidfuzz import fuzz, process, utils
+
 from paperanchor import quotes, refs, shapes
 from paperanchor.anchors import WHOLE_PAPER, Located
-from paperanchor.discovery import bibtex, categories, query
+from paperanchor.discovery import bibtex, categories, query, s2
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError
 from paperanchor.images import MAX_IMAGES, Image, Images
 
@@ -84,6 +86,9 @@ class DiscoveryLike(Protocol):
     async def search(self, asked: query.ArxivQuery) -> SearchPage: ...
     async def citations(self, ref: PaperRef, limit: int | str | None = None) -> Citations: ...
     async def trends(self, category: str, days: int | str | None = None) -> Trends: ...
+    async def cited_papers(
+        self, ref: PaperRef, within: float = ...
+    ) -> tuple[s2.CitedPapers | None, bool]: ...
 
 
 # How long an outline waits for its metadata once the paper is ready (the two are asked for
@@ -93,6 +98,14 @@ class DiscoveryLike(Protocol):
 # gap after another paper's request) does not wait at all. The fetch goes on without it, in one
 # request with the other papers queued for that turn, and is kept for the next outline.
 OUTLINE_METADATA_WAIT_S = 1.0
+# How long `references` waits for Semantic Scholar's list of the paper's references when it is
+# not kept: S2 answers one in about a second when well. Past it the bibliography answers from
+# the page alone (and says a later answer may hold more); the fetch goes on and is kept a day.
+REFERENCES_S2_WAIT_S = 1.0
+# SPEC §11: an S2 title matches an entry's at this rapidfuzz ratio or above (of 100)
+TITLE_MATCH = 90.0
+# Entries matched at most: a real bibliography has hundreds (the corpus's longest 269)
+MATCHED_ENTRIES_MAX = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +158,8 @@ class Served(Generic[T]):
     """the paper that answered: its id and version, or its bare id when the version is unknown"""
     version_confirmed: bool
     pending: bool = False
-    """a later answer may hold more: an outline whose arXiv metadata may still come"""
+    """a later answer may hold more: an outline whose arXiv metadata may still come, references
+    whose arXiv ids from Semantic Scholar may"""
 
     @property
     def pinned(self) -> bool:
@@ -251,6 +265,7 @@ def outline(paper: Paper) -> shapes.Outline:
     kept = paper.outline
     if kept is None:
         kept = _outline(paper)
+        paper.counted()
         paper.outline = kept  # two first asks in two threads may both build it: the same
     return cast(shapes.Outline, dict(kept))
 
@@ -308,7 +323,7 @@ def read(
     to get the rest in the reader's door. `max_tokens` is in MAX_TOKENS_RANGE (the operations
     table checks it), None for the default, or WHOLE_NODE."""
     if max_tokens is WHOLE_NODE:
-        limit = sys.maxsize // 4
+        limit = sys.maxsize
     elif max_tokens is None:
         limit = DEFAULT_MAX_TOKENS
     else:
@@ -330,22 +345,22 @@ def read(
         fetch = f"/{meta.idv}/sections/{paper.index.alias_of.get(node_id, node_id)}.md"
         shown_id = node_id
     full = paper.markdown(node_id)
-    if len(full) <= limit * 4:
-        markdown, truncated = full, False
+    whole = paper.tokens(node_id)  # counts the Markdown just kept, once
+    if whole <= limit:
+        markdown, truncated, count = full, False, whole
     else:
-        whole = tokens_of(full)
         chunks = paper.chunks(node_id)
         # the whole paper opens with its title and author line: front matter, not content
         front = 2 if node_id is None and paper.document.authors else 1 if node_id is None else 0
         markdown, truncated = truncate(
             chunks,
-            limit * 4,
+            limit,
             lambda remaining: _more(door, remaining, whole, fetch),
             front=front,
+            whole=whole,
         )
-    return ReadResult(
-        meta.paper, meta.idv, shown_id, title, tokens_of(markdown), truncated, markdown
-    )
+        count = tokens_of(markdown)
+    return ReadResult(meta.paper, meta.idv, shown_id, title, count, truncated, markdown)
 
 
 def permalink(meta: LoadedPaper, anchor: str | None) -> str | None:
@@ -417,6 +432,23 @@ def references(
         f'No reference "{shown(reference_id)}" in {paper.meta.idv} '
         f"(it has {len(entries)}: give bib.bibN, N or [N])"
     )
+
+
+def fill_arxiv(entries: list[shapes.Reference], cited: list[s2.CitedPaper]) -> int:
+    """Set `arxiv` on the entries without one from the cited paper whose title is at least
+    TITLE_MATCH similar to the entry's (rapidfuzz ratio of the lower-cased words); how many."""
+    titles = [utils.default_process(paper["title"]) for paper in cited[: s2.REFERENCES_MAX]]
+    filled = 0
+    # a hostile page's 50,000 entries against 1,000 titles would be 50 million comparisons
+    unmatched = [entry for entry in entries if not entry["arxiv"] and entry["title"]]
+    for entry in unmatched[:MATCHED_ENTRIES_MAX]:
+        title = utils.default_process((entry["title"] or "")[: s2.MAX_TITLE_CHARS])
+        found = process.extractOne(title, titles, scorer=fuzz.ratio, score_cutoff=TITLE_MATCH)
+        if found is not None:
+            entry["arxiv"] = cited[found[2]]["arxiv"]
+            entry["arxivFrom"] = "semantic-scholar"
+            filled += 1
+    return filled
 
 
 def _resolve_kind(paper: Paper, anchor: str, kinds: tuple[type, ...], what: str) -> Located:
@@ -698,16 +730,33 @@ class PaperService:
         return _served(found, ref, view)
 
     async def references(self, paper: str) -> Served[shapes.References]:
-        """The paper's bibliography, parsed."""
+        """The paper's bibliography, parsed, with the arXiv ids S2 knows for entries without."""
         ref = parse_ref(paper)
         view = await self.paper(ref)
-        return _served(await asyncio.to_thread(references, view), ref, view)
+        answer = await asyncio.to_thread(references, view)
+        pending = await self._fill_arxiv(view, answer["references"])
+        return _served(answer, ref, view, pending=pending)
 
     async def reference(self, paper: str, reference_id: str) -> Served[shapes.Reference]:
         """One bibliography entry (`bib.bib12`, `12`, `[12]`) with the paragraphs citing it."""
         ref = parse_ref(paper)
         view = await self.paper(ref)
-        return _served(await asyncio.to_thread(references, view, reference_id), ref, view)
+        answer = await asyncio.to_thread(references, view, reference_id)
+        pending = await self._fill_arxiv(view, [answer])
+        return _served(answer, ref, view, pending=pending)
+
+    async def _fill_arxiv(self, view: Paper, entries: list[shapes.Reference]) -> bool:
+        """Give entries without an arXiv id the one of S2's references whose title matches
+        (SPEC §11); whether S2's list may still come (not had within the wait, or S2 failed:
+        the next call asks again)."""
+        if self.discovery is None or all(entry["arxiv"] for entry in entries):
+            return False
+        cited, pending = await self.discovery.cited_papers(
+            parse_ref(view.meta.paper), REFERENCES_S2_WAIT_S
+        )
+        if cited is not None and cited["cited"]:
+            await asyncio.to_thread(fill_arxiv, entries, cited["cited"])
+        return pending
 
     async def reference_answer(
         self, paper: str, reference_id: str | None

@@ -11,6 +11,7 @@ from pydantic import TypeAdapter
 
 from paperanchor.api import models
 from paperanchor.errors import internal
+from paperanchor.render.markdown import tokens_of
 from tests.api.conftest import FIXTURE_HTML, LEGACY, settings_for
 from tests.api.live import live_server
 from tests.replay import huge, random_bytes, status
@@ -116,7 +117,7 @@ def test_max_tokens_cuts_the_markdown_and_says_where_the_rest_is(http):
     whole = http.get("/local/full/sections/S2.md").text
     cut = http.get("/local/full/sections/S2.md", params={"maxTokens": 100})
 
-    assert len(cut.text) < len(whole)
+    assert len(cut.text) < len(whole) and tokens_of(cut.text) <= 100
     assert cut.text.rstrip().endswith("fetch /local/full/sections/S2.md]")
     as_json = http.get("/local/full/sections/S2.json", params={"maxTokens": 100}).json()
     assert as_json["truncated"] is True and as_json["markdown"] == cut.text

@@ -408,8 +408,9 @@ def etagged(
 
 
 def cache_control(served: Served[Any]) -> str:
-    """SPEC §6: immutable for a version that was asked for and confirmed, an hour otherwise."""
-    if served.asked.is_local:
+    """SPEC §6: immutable for a version that was asked for and confirmed, an hour otherwise;
+    revalidated when a later answer may hold more (references whose S2 ids may still come)."""
+    if served.asked.is_local or served.pending:
         return REVALIDATE
     return IMMUTABLE if served.pinned else LATEST
 
