@@ -189,8 +189,9 @@ def test_the_words_of_the_new_operation_match_the_read_markdown() -> None:
     assert words(paper, {"anchor": "S1"}, context)["words"] == len(out.split())
 
 
-# two answers only REST gives (SPEC §6): a paper's arXiv record and arXiv's taxonomy
-REST_ONLY = {"metadata", "categories"}
+# answers only REST gives (SPEC §6): a paper's arXiv record, arXiv's taxonomy, and a figure's
+# image as bytes (MCP sends them with `figure`, SPEC §11)
+REST_ONLY = {"metadata", "categories", "figure_image"}
 
 
 def test_every_operation_of_the_table_has_a_rest_route_and_every_route_an_operation() -> None:

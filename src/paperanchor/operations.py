@@ -21,12 +21,13 @@ from typing import Any, Final, Literal
 
 from paperanchor import service, shapes
 from paperanchor.errors import BadRequest
+from paperanchor.images import MAX_IMAGES, Image
 from paperanchor.paper import Paper
 from paperanchor.service import Door, PaperService, Served
 from paperanchor.tree import Equation, Figure, Paragraph, Table, walk
 
-Kind = Literal["text", "integer", "number", "texts"]
-"""An argument's type: text, a whole number, a number, a list of texts."""
+Kind = Literal["text", "integer", "number", "texts", "boolean"]
+"""An argument's type: text, a whole number, a number, a list of texts, true or false."""
 
 ToolSet = Literal["reader", "all"]
 
@@ -158,6 +159,10 @@ class Operation:
     command: Command | None = None
     samples: Callable[[Paper], list[dict[str, Any]]] = lambda paper: []
     """arguments the warm-up runs `on_paper` with on its page (warmup.py)"""
+    images: Callable[[Any], tuple[Image, ...]] = lambda value: ()
+    """images the tool sends besides its JSON (MCP image content), from `run`'s answer"""
+    notes: Callable[[Any], tuple[str, ...]] = lambda value: ()
+    """lines the tool sends besides its JSON (why an image is not sent)"""
 
     def check(self, given: Mapping[str, Any], door: Door = "mcp") -> dict[str, Any]:
         """The arguments by Python name, each bounded one in its range (the one check); over
@@ -348,7 +353,21 @@ async def _references(
 
 
 async def _figure(svc: PaperService, a: Arguments, door: Door) -> Served[Any]:
+    if a.get("image"):
+        return await svc.figure_with_images(a["paper"], a["anchor"])
     return await svc.figure(a["paper"], a["anchor"])
+
+
+async def _figure_image(svc: PaperService, a: Arguments, door: Door) -> Served[Image]:
+    return await svc.figure_image(a["paper"], a["anchor"], a["n"])
+
+
+def _figure_json(value: Any) -> Any:
+    return value.figure if isinstance(value, service.Figured) else value
+
+
+def _of_figured(field: str) -> Callable[[Any], tuple[Any, ...]]:
+    return lambda value: getattr(value, field) if isinstance(value, service.Figured) else ()
 
 
 async def _equation(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Equation]:
@@ -585,10 +604,16 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         "figure",
         "A figure (caption, image URLs, panels) or a table (caption, cells).",
-        (PAPER, anchor("S3.F1, F1, S6.T2, T2", "S3.F1, F1, S6.T2, T2, Figure 3, Table 2")),
+        (
+            PAPER,
+            anchor("S3.F1, F1, S6.T2, T2", "S3.F1, F1, S6.T2, T2, Figure 3, Table 2"),
+            Argument("image", "boolean", f"true: its first {MAX_IMAGES} images too"),
+        ),
         _figure,
-        _same,
+        _figure_json,
         (shapes.Figure, shapes.Table),
+        images=_of_figured("images"),
+        notes=_of_figured("missing"),
         on_paper=lambda paper, a, context: service.figure(paper, a["anchor"]),
         samples=lambda paper: [{"anchor": a} for a in _first_of(paper, (Figure, Table))],
         command=Command(
@@ -738,6 +763,25 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     # two answers only REST gives (SPEC §6): a paper's arXiv record and arXiv's taxonomy
     Operation("metadata", "A paper's arXiv metadata.", (PAPER,), _metadata, _same, tools=None),
     Operation("categories", "arXiv's category taxonomy.", (), _categories, _same, tools=None),
+    Operation(
+        "figure_image",
+        "One image of a figure or a table, as bytes.",
+        (
+            PAPER,
+            anchor("S3.F1, F1", "S3.F1, F1, Figure 3"),
+            Argument(
+                "n",
+                "integer",
+                f"the image's number, 1-{MAX_IMAGES}",
+                required=True,
+                bounds=(1, MAX_IMAGES),
+                rest=Rest(f"the image's number in the figure's `images`, 1-{MAX_IMAGES}"),
+            ),
+        ),
+        _figure_image,
+        _same,
+        tools=None,
+    ),
 )
 """Every operation, in the order the tools are listed and the subcommands offered."""
 
@@ -767,7 +811,7 @@ def dumps(value: Any) -> str:
 # -- the REST routes (SPEC §6), in matching order: specific suffixes first ---------------------
 
 Where = Literal["path", "query"]
-Form = Literal["json", "markdown", "bibtex"]
+Form = Literal["json", "markdown", "bibtex", "image"]
 Caching = Literal["paper", "latest", "taxonomy", "local-or-latest", "outline"]
 """How a route's answer is kept (api/rest.py): as its paper's, an hour, a day, an hour unless
 the paper is local, or as an outline (whose metadata may come later)."""
@@ -928,6 +972,15 @@ ROUTES: Final[tuple[Route, ...]] = (
         "figure",
         "Float",
         shape=shapes.Figure | shapes.Table,
+    ),
+    Route(
+        "figure_image",
+        "/{paper:path}/figures/{anchor}/{n}",
+        "figure_image",
+        "One image of a figure, as bytes",
+        form="image",
+        doc="The bytes of the figure's `n`th image (from 1, at most 4) as its own site serves\n"
+        "them, with the media type read from its first bytes: PNG, JPEG, GIF, WebP or SVG.",
     ),
     Route(
         "equation",

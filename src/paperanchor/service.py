@@ -19,7 +19,8 @@ from rapidfuzz import fuzz, process, utils
 from paperanchor import quotes, refs, shapes
 from paperanchor.anchors import WHOLE_PAPER, Located
 from paperanchor.discovery import bibtex, categories, query, s2
-from paperanchor.errors import BadRequest, NotFound
+from paperanchor.errors import BadRequest, NotFound, PaperAnchorError
+from paperanchor.images import MAX_IMAGES, Image, Images
 
 # Paper lives in paper.py; importable from here too, as it long was
 from paperanchor.paper import LoadedPaper
@@ -105,6 +106,16 @@ REFERENCES_S2_WAIT_S = 1.0
 TITLE_MATCH = 90.0
 # Entries matched at most: a real bibliography has hundreds (the corpus's longest 269)
 MATCHED_ENTRIES_MAX = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Figured:
+    """A figure or a table with its images as bytes (`figure` with `image: true`)."""
+
+    figure: shapes.Figure | shapes.Table
+    images: tuple[Image, ...]
+    missing: tuple[str, ...]
+    """why each image that is not in `images` is not"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -509,12 +520,18 @@ class PaperService:
     """
 
     def __init__(
-        self, loader: Loader, public_url: str, discovery: DiscoveryLike | None = None
+        self,
+        loader: Loader,
+        public_url: str,
+        discovery: DiscoveryLike | None = None,
+        images: Images | None = None,
     ) -> None:
-        """The operations over `loader` (papers.Papers); discovery's over `discovery`."""
+        """The operations over `loader` (papers.Papers); discovery's over `discovery`, the
+        figures' image bytes over `images` (images.py)."""
         self.loader = loader
         self.public_url = public_url.rstrip("/")
         self.discovery = discovery
+        self.images = images
 
     async def paper(
         self,
@@ -762,6 +779,37 @@ class PaperService:
         ref = parse_ref(paper)
         view = await self.paper(ref)
         return _served(await asyncio.to_thread(figure, view, anchor), ref, view)
+
+    async def figure_with_images(self, paper: str, anchor: str) -> Served[Figured]:
+        """A figure or a table with its first MAX_IMAGES images as bytes (SPEC §11); an image
+        that cannot be had is said in `missing` instead."""
+        found = await self.figure(paper, anchor)
+        view = await self.paper(found.asked)
+        images: list[Image] = []
+        missing: list[str] = []
+        for number, url in enumerate(found.value["images"][:MAX_IMAGES], start=1):
+            try:
+                images.append(await self._images().image(view.meta, url, f"image {number}"))
+            except PaperAnchorError as exc:
+                missing.append(f"image {number} is not included: {exc.wire_text()}")
+        answer = Figured(found.value, tuple(images), tuple(missing))
+        return Served(answer, found.asked, found.idv, found.version_confirmed)
+
+    async def figure_image(self, paper: str, anchor: str, number: int) -> Served[Image]:
+        """The `number`th image of a figure or a table (from 1), as bytes (SPEC §11)."""
+        found = await self.figure(paper, anchor)
+        urls = found.value["images"]
+        if not 1 <= number <= len(urls):
+            has = f"has {len(urls)} image{'s' if len(urls) != 1 else ''}"
+            raise NotFound(f"{found.value['id']} of {found.idv} {has}, no image {number}")
+        view = await self.paper(found.asked)
+        image = await self._images().image(view.meta, urls[number - 1], f"image {number}")
+        return Served(image, found.asked, found.idv, found.version_confirmed)
+
+    def _images(self) -> Images:
+        if self.images is None:
+            raise NotFound("Figures' images are not served here")
+        return self.images
 
     async def equation(self, paper: str, anchor: str) -> Served[shapes.Equation]:
         """An equation or a group of them (SPEC §4 equation)."""

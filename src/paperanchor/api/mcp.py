@@ -21,6 +21,7 @@ removed from the low-level server's handler table (`_drop_handlers`: no public w
 
 from __future__ import annotations
 
+import base64
 import inspect
 import json
 import logging
@@ -32,7 +33,13 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp_types import (
+    CallToolResult,
+    ImageContent,
+    InputRequiredResult,
+    TextContent,
+    ToolAnnotations,
+)
 from mcp_types import Tool as WireTool
 from pydantic import BeforeValidator, Field, ValidationError
 from pydantic_core import PydanticCustomError
@@ -90,6 +97,7 @@ Kinds: dict[str, Any] = {
     "integer": Annotated[int, _not_boolean("int")],
     "number": Annotated[float, _not_boolean("float")],
     "texts": list[str],
+    "boolean": bool,
 }
 
 
@@ -152,7 +160,18 @@ def _function(operation: operations.Operation, service: PaperService) -> Callabl
         value = operations.value_of(found)
         if operation.tool is None:  # Markdown text, not JSON
             return CallToolResult(content=[TextContent(type="text", text=value.markdown)])
-        return _json_result(operation.tool(value))
+        result = _json_result(operation.tool(value))
+        # a figure's images for a model that reads them (SPEC §11), and why any is missing
+        result.content += [TextContent(type="text", text=note) for note in operation.notes(value)]
+        result.content += [
+            ImageContent(
+                type="image",
+                data=base64.b64encode(image.data).decode(),
+                mime_type=image.media_type,
+            )
+            for image in operation.images(value)
+        ]
+        return result
 
     call.__name__ = call.__qualname__ = operation.name
     call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]

@@ -14,6 +14,7 @@ import inspect
 import json
 import math
 import pathlib
+import re
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
@@ -140,6 +141,20 @@ def bibtex_route(summary: str) -> dict[str, Any]:
     }
 
 
+def image_route(summary: str) -> dict[str, Any]:
+    """Route options of an image route: its bytes in one of five types, errors as JSON."""
+    binary = {"schema": {"type": "string", "format": "binary"}}
+    types = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml")
+    return {
+        "summary": summary,
+        "response_class": Response,
+        "responses": {
+            200: {"description": summary, "content": dict.fromkeys(types, binary)},
+            **error_responses(JSON_TYPE),
+        },
+    }
+
+
 def service(request: Request) -> PaperService:
     """The service the app was built over."""
     paper_service: PaperService = request.app.state.service
@@ -205,7 +220,14 @@ async def local_file(request: Request, path: str) -> Response:
 # -- the operations' routes, generated from their table (operations.ROUTES) -----------------
 
 MEDIA_TYPES = {"json": JSON_TYPE, "markdown": MARKDOWN_TYPE, "bibtex": BIBTEX_TYPE}
-KINDS: dict[str, Any] = {"text": str, "integer": int, "number": float}
+KINDS: dict[str, Any] = {"text": str, "integer": int, "number": float, "boolean": bool}
+# An image's bytes are upstream's, an SVG may hold scripts: never sniffed into another type,
+# and an SVG opened from this server's address runs nothing and loads nothing.
+IMAGE_HEADERS = {"X-Content-Type-Options": "nosniff"}
+SVG_HEADERS = {
+    **IMAGE_HEADERS,
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+}
 
 
 def _route_options(route: operations.Route) -> dict[str, Any]:
@@ -213,6 +235,8 @@ def _route_options(route: operations.Route) -> dict[str, Any]:
         return markdown_route(route.summary)
     if route.form == "bibtex":
         return bibtex_route(route.summary)
+    if route.form == "image":
+        return image_route(route.summary)
     return json_route(route.shape, route.summary)
 
 
@@ -256,6 +280,9 @@ def _endpoint(
         found = await operation.run(service(request), checked, "rest")
         value = operations.value_of(found)
         sent = route.body(value)
+        if route.form == "image":
+            headers = SVG_HEADERS if sent.media_type == "image/svg+xml" else IMAGE_HEADERS
+            return answer(request, found, sent.data, sent.media_type, headers)
         body = dumps(sent) if route.form == "json" else sent.encode()
         media_type = MEDIA_TYPES[route.form]
         if route.caching == "paper":
@@ -403,6 +430,9 @@ def dumps(value: Any) -> bytes:
 # -- errors ----------------------------------------------------------------------------------
 
 
+_FIGURE_IMAGE = re.compile(r"/figures/[^/]+/[^/]+$")
+
+
 def wire_form(path: str, accept: str | None) -> str:
     """Which of SPEC §9's wire forms a request gets: "json", "markdown", "text" or "html"."""
     if path.endswith(".md"):
@@ -411,7 +441,7 @@ def wire_form(path: str, accept: str | None) -> str:
         return "text"  # `code: detail`, as the Markdown routes, in the .bib's type
     if path.endswith(".json") or path in ("/mcp", "/healthz", "/metrics"):
         return "json"
-    if path.startswith("/files/"):
+    if path.startswith("/files/") or _FIGURE_IMAGE.search(path):
         return "json"  # an image route: a program asked, not a person
     return "json" if prefers_json(accept) else "html"
 
