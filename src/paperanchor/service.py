@@ -173,26 +173,6 @@ def _check_range(name: str, value: float, bounds: tuple[float, float]) -> None:
         raise BadRequest(f"{name}={value:g} is out of range: give {low:g}–{high:g}")
 
 
-def _int_arg(name: str, value: object, default: int, bounds: tuple[int, int]) -> int:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise BadRequest(f"{name} must be an integer, got {shown(str(value))}")
-    try:
-        number = int(value)
-    except ValueError:
-        raise BadRequest(f"{name} must be an integer, got {shown(str(value))}") from None
-    _check_range(name, number, bounds)
-    return number
-
-
-def check_wait(wait: object, default: float) -> float:
-    """The outline's `wait` in seconds: `default` when absent, else a number in WAIT_RANGE."""
-    if wait is None:
-        return default
-    return check_number("wait", wait, WAIT_RANGE, "seconds")
-
-
 def check_number(name: str, value: object, bounds: tuple[float, float], unit: str = "") -> float:
     """A number argument in its range (`unit` names what it counts in the error message)."""
     what = f"a number of {unit}" if unit else "a number"
@@ -208,11 +188,16 @@ def check_number(name: str, value: object, bounds: tuple[float, float], unit: st
     return number
 
 
-def check_integer(name: str, value: object, bounds: tuple[float, float]) -> int | None:
-    """A whole-number argument in its range; None stays None (the operation's default)."""
-    if value is None:
-        return None
-    return _int_arg(name, value, 0, (int(bounds[0]), int(bounds[1])))
+def check_integer(name: str, value: object, bounds: tuple[float, float]) -> int:
+    """A whole-number argument in its range (an integer, or its digits)."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise BadRequest(f"{name} must be an integer, got {shown(str(value))}")
+    try:
+        number = int(value)
+    except ValueError:
+        raise BadRequest(f"{name} must be an integer, got {shown(str(value))}") from None
+    _check_range(name, number, bounds)
+    return number
 
 
 def _section_json(paper: Paper, section: Section) -> shapes.Section:
@@ -321,14 +306,17 @@ def _more(door: Door, remaining: int, whole: int, fetch_path: str) -> str:
 
 
 def read(
-    paper: Paper, anchor: str | None, max_tokens: object = None, door: Door = "rest"
+    paper: Paper, anchor: str | None, max_tokens: int | object = None, door: Door = "rest"
 ) -> ReadResult:
     """A node's Markdown (SPEC §4 read), the whole paper for no anchor; a cut answer says how
-    to get the rest in the reader's door."""
+    to get the rest in the reader's door. `max_tokens` is in MAX_TOKENS_RANGE (the operations
+    table checks it), None for the default, or WHOLE_NODE."""
     if max_tokens is WHOLE_NODE:
         limit = sys.maxsize
+    elif max_tokens is None:
+        limit = DEFAULT_MAX_TOKENS
     else:
-        limit = _int_arg("maxTokens", max_tokens, DEFAULT_MAX_TOKENS, MAX_TOKENS_RANGE)
+        limit = cast(int, max_tokens)
     meta = paper.meta
     if anchor is not None and anchor.strip() == WHOLE_PAPER:
         anchor = None
@@ -478,9 +466,10 @@ def equation(paper: Paper, anchor: str) -> shapes.Equation:
     return equation_json(node)
 
 
-def search_paper(paper: Paper, query: str, limit: object = None) -> list[shapes.SearchHit]:
-    """The paragraphs with the most of the query's terms, best first (SPEC §4)."""
-    count = _int_arg("limit", limit, DEFAULT_LIMIT, LIMIT_RANGE)
+def search_paper(paper: Paper, query: str, limit: int | None = None) -> list[shapes.SearchHit]:
+    """The paragraphs with the most of the query's terms, best first (SPEC §4); `limit` is in
+    LIMIT_RANGE (the operations table checks it), None for the default."""
+    count = DEFAULT_LIMIT if limit is None else limit
     if not isinstance(query, str):
         raise BadRequest("query must be a string")
 
@@ -554,12 +543,11 @@ class PaperService:
     # search scans it, an unknown anchor is matched fuzzily against every section. Only a read
     # of a node already rendered stays on the event loop: it is a dictionary lookup.
 
-    async def outline(
-        self, paper: str, wait: object = None, *, default_wait: float = 0.0
-    ) -> Served[shapes.Outline]:
+    async def outline(self, paper: str) -> Served[shapes.Outline]:
         """The outline, with the paper's arXiv metadata when it comes within
-        OUTLINE_METADATA_WAIT_S of the paper (asked for at once with the paper), else null."""
-        check_wait(wait, default_wait)
+        OUTLINE_METADATA_WAIT_S of the paper (asked for at once with the paper), else null.
+        Its inferred fields are extractive, ready with the paper: a `wait` for them (SPEC §4)
+        has nothing to wait for."""
         ref = parse_ref(paper)
         early: asyncio.Future[Metadata | None] | None = None
         discovery = self.discovery if not ref.is_local else None
@@ -700,11 +688,9 @@ class PaperService:
         return _served(view, ref, view)
 
     async def read(
-        self, paper: str, anchor: str | None, max_tokens: object = None, door: Door = "rest"
+        self, paper: str, anchor: str | None, max_tokens: int | object = None, door: Door = "rest"
     ) -> Served[ReadResult]:
         """A node's Markdown (SPEC §4 read); the whole paper for no anchor."""
-        if max_tokens is not WHOLE_NODE:
-            _int_arg("maxTokens", max_tokens, DEFAULT_MAX_TOKENS, MAX_TOKENS_RANGE)
         ref = parse_ref(paper)
         view = await self.paper(ref)
         if view.rendered(anchor):
@@ -784,10 +770,9 @@ class PaperService:
         return _served(await asyncio.to_thread(equation, view, anchor), ref, view)
 
     async def search_paper(
-        self, paper: str, query: str, limit: object = None
+        self, paper: str, query: str, limit: int | None = None
     ) -> Served[list[shapes.SearchHit]]:
         """Paragraphs of the paper holding the query's words (SPEC §4 search_paper)."""
-        _int_arg("limit", limit, DEFAULT_LIMIT, LIMIT_RANGE)
         ref = parse_ref(paper)
         view = await self.paper(ref)
         return _served(await asyncio.to_thread(search_paper, view, query, limit), ref, view)
