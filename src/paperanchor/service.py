@@ -769,10 +769,10 @@ class PaperService:
                 "idv": whole.value["idv"],
                 "references": whole.value["references"],
             }
-            return Served(answer, whole.asked, whole.idv, whole.version_confirmed)
+            return Served(answer, whole.asked, whole.idv, whole.version_confirmed, whole.pending)
         one = await self.reference(paper, reference_id)
         answer = {"idv": one.idv, "reference": one.value}
-        return Served(answer, one.asked, one.idv, one.version_confirmed)
+        return Served(answer, one.asked, one.idv, one.version_confirmed, one.pending)
 
     async def figure(self, paper: str, anchor: str) -> Served[shapes.Figure | shapes.Table]:
         """A figure or a table (SPEC §4 figure)."""
