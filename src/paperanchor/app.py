@@ -5,7 +5,8 @@
         rate-limit middleware       429 + Retry-After per client address (not /healthz, /metrics)
           disconnect watcher        a client that hangs up cancels its request (api/disconnect.py)
             bug catcher             an unexpected exception -> 500 `internal`, traceback to log
-              FastAPI router        /docs, /openapi.json, /mcp, REST routes, then the pages
+              HEAD as GET           every GET route answers HEAD (api/head.py)
+                FastAPI router      /docs, /openapi.json, /mcp, REST routes, then the pages
 
 The MCP session manager runs inside the app's lifespan, next to the runtime (runtime.py) whose
 service it shares; the runtime is closed when the app shuts down.
@@ -35,6 +36,7 @@ from paperanchor import __version__, warmup
 from paperanchor.api import mcp, pages, rest
 from paperanchor.api.arguments import invalid_arguments
 from paperanchor.api.disconnect import CancelOnDisconnect
+from paperanchor.api.head import HeadAsGet, allowed
 from paperanchor.api.headers import DefenceHeaders
 from paperanchor.api.limits import ClientLimit, Rate, RateLimitMiddleware
 from paperanchor.api.metrics import Metrics, RequestMetrics
@@ -131,7 +133,8 @@ def create_app(
     app.add_exception_handler(RequestValidationError, _on_invalid)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _on_http_exception)  # type: ignore[arg-type]
 
-    app.add_middleware(_Bugs)  # innermost: the rate limit and the metrics see its 500s
+    app.add_middleware(HeadAsGet)  # innermost: only the router takes a HEAD for a GET
+    app.add_middleware(_Bugs)  # the rate limit and the metrics see its 500s
     app.add_middleware(CancelOnDisconnect)  # a request whose client left stops (its 499 counted)
     if limit is not None:
         app.add_middleware(RateLimitMiddleware, limit=limit, refuse=_refuse)
@@ -328,6 +331,8 @@ async def _on_http_exception(request: Request, exc: HTTPException) -> Response:
         error = BadRequest(f"{request.method} {path}: {exc.detail}")
     answer = await _on_error(request, error)
     answer.headers.update(exc.headers or {})  # Allow, on a 405
+    if "allow" in answer.headers:
+        answer.headers["Allow"] = allowed(answer.headers["allow"])
     return answer
 
 

@@ -118,6 +118,7 @@ class ReadResult:
 
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,11 +136,22 @@ class Served(Generic[T]):
     version_confirmed: bool
     pending: bool = False
     """a later answer may hold more: an outline whose arXiv metadata may still come"""
+    local_file: bool = False
+    """the paper is a file of the local directory, which its owner may edit at any time (even
+    one named by an arXiv id): never an answer that cannot change"""
+
+    def carrying(self, value: U) -> Served[U]:
+        """Another answer about the same paper."""
+        return Served(
+            value, self.asked, self.idv, self.version_confirmed, self.pending, self.local_file
+        )
 
     @property
     def pinned(self) -> bool:
         """Whether the version asked for answered, confirmed: this answer can never change."""
         asked = self.asked
+        if self.local_file:
+            return False
         return asked.version is not None and self.version_confirmed and self.idv == asked.idv
 
 
@@ -150,7 +162,8 @@ def _outlined(view: Paper) -> None:
 
 def _served(value: T, asked: PaperRef, view: Paper, *, pending: bool = False) -> Served[T]:
     meta = view.meta
-    return Served(value, asked, meta.idv, meta.version_confirmed, pending)
+    local = meta.source == "local"
+    return Served(value, asked, meta.idv, meta.version_confirmed, pending, local)
 
 
 def _check_range(name: str, value: float, bounds: tuple[float, float]) -> None:
@@ -717,10 +730,10 @@ class PaperService:
                 "idv": whole.value["idv"],
                 "references": whole.value["references"],
             }
-            return Served(answer, whole.asked, whole.idv, whole.version_confirmed)
+            return whole.carrying(answer)
         one = await self.reference(paper, reference_id)
         answer = {"idv": one.idv, "reference": one.value}
-        return Served(answer, one.asked, one.idv, one.version_confirmed)
+        return one.carrying(answer)
 
     async def figure(self, paper: str, anchor: str) -> Served[shapes.Figure | shapes.Table]:
         """A figure or a table (SPEC §4 figure)."""

@@ -152,15 +152,25 @@ def _pages(search: dict[str, Any]) -> dict[str, int | None]:
 async def section_page(
     request: Request, paper: rest.PaperPath, anchor: rest.AnchorPath
 ) -> Response:
-    if rest.prefers_json(request.headers.get("accept")):
-        result = await rest.service(request).read(paper, anchor, rest.WHOLE)
-        body = rest.dumps(result.value.to_json())
-        return rest.answer(request, result, body, rest.JSON_TYPE, vary_accept=True)
+    accept = request.headers.get("accept")
+    if rest.prefers_json(accept) or rest.prefers_markdown(accept):
+        return await _read_answer(request, paper, anchor, json=rest.prefers_json(accept))
     view = await rest.service(request).view(paper)
     # resolving an unknown anchor matches it fuzzily, and drawing a section's formulas takes up
     # to 0.8 s (1311.0066's section 4, 413 formulas): never on the event loop
     page = await asyncio.to_thread(_section_page, view.value, anchor)
     return rest.answer(request, view, page.encode(), rest.HTML_TYPE, vary_accept=True)
+
+
+async def _read_answer(request: Request, paper: str, anchor: str | None, *, json: bool) -> Response:
+    """The node (the whole paper for no anchor) as the JSON or Markdown route answers it, for
+    a client whose `Accept` asks a page's address for that."""
+    result = await rest.service(request).read(paper, anchor, rest.WHOLE)
+    if json:
+        body, media_type = rest.dumps(result.value.to_json()), rest.JSON_TYPE
+    else:
+        body, media_type = result.value.markdown.encode(), rest.MARKDOWN_TYPE
+    return rest.answer(request, result, body, media_type, vary_accept=True)
 
 
 def _section_page(view: Paper, anchor: str) -> str:
@@ -226,8 +236,14 @@ def section_html(view: Paper, anchor: str) -> str:
     },
 )
 async def outline_page(request: Request, paper: rest.PaperPath) -> Response:
-    if rest.prefers_json(request.headers.get("accept")):
+    moved = _moved(paper)
+    if moved is not None:
+        return RedirectResponse(moved, status_code=308)
+    accept = request.headers.get("accept")
+    if rest.prefers_json(accept):
         return await rest.outline_answer(request, paper, vary_accept=True)
+    if rest.prefers_markdown(accept):
+        return await _read_answer(request, paper, None, json=False)
     served = await rest.service(request).outline(paper, default_wait=0.0)
     outline = served.value
 
@@ -249,6 +265,22 @@ async def outline_page(request: Request, paper: rest.PaperPath) -> Response:
     return rest.answer(
         request, served, page.encode(), rest.HTML_TYPE, vary_accept=True, cache=cache
     )
+
+
+def _moved(paper: str) -> str | None:
+    """Where a page's address a reader typed by habit lives: arXiv's own paths with this host
+    (`/abs/1706.03762v7`, `/pdf/1706.03762v7.pdf`, `/html/…`) and a trailing slash
+    (`/local/short/`) open the paper's page. The address is rebuilt from the parsed reference,
+    never from the path (`//evil.example/` must not become a redirect to another site)."""
+    ref = refs.arxiv_page_path(paper)
+    if ref is None and paper.endswith("/"):
+        try:
+            ref = parse_ref(paper.rstrip("/"))
+        except PaperAnchorError:
+            return None
+    if ref is None:
+        return None
+    return "/" + quote(ref.idv if not ref.is_local else ref.paper, safe="/")
 
 
 # A DOI as arXiv records it: `10.` and a registrant, then anything but spaces (bounded).

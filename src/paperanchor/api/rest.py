@@ -362,8 +362,9 @@ def etagged(
 
 
 def cache_control(served: Served[Any]) -> str:
-    """SPEC §6: immutable for a version that was asked for and confirmed, an hour otherwise."""
-    if served.asked.is_local:
+    """SPEC §6: immutable for a version that was asked for and confirmed, an hour otherwise;
+    a file of the local directory is revalidated (its ETag is of the bytes sent)."""
+    if served.asked.is_local or served.local_file:
         return REVALIDATE
     return IMMUTABLE if served.pinned else LATEST
 
@@ -393,7 +394,9 @@ def wire_form(path: str, accept: str | None) -> str:
         return "json"
     if path.startswith("/files/"):
         return "json"  # an image route: a program asked, not a person
-    return "json" if prefers_json(accept) else "html"
+    if prefers_json(accept):
+        return "json"
+    return "markdown" if prefers_markdown(accept) else "html"
 
 
 def error_response(error: PaperAnchorError, form: str) -> Response:
@@ -415,6 +418,13 @@ def prefers_json(accept: str | None) -> bool:
     if not accept:
         return False
     return _quality(accept, "application/json") > _quality(accept, "text/html")
+
+
+def prefers_markdown(accept: str | None) -> bool:
+    """Whether `Accept` ranks text/markdown above text/html (an agent's fetch of a page)."""
+    if not accept:
+        return False
+    return _quality(accept, "text/markdown") > _quality(accept, "text/html")
 
 
 def _quality(accept: str, media_type: str) -> float:
