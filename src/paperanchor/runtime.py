@@ -80,7 +80,7 @@ class Runtime:
             if discovery is not None
             else Discovery(settings, upstream=upstream, store=store)
         )
-        service = PaperService(papers, settings.public_base, finder)
+        service = PaperService(papers, settings.public_base, finder, public=settings.public)
         return cls(
             settings, link, store, coordination, upstream, sources, papers, finder, service, owned
         )

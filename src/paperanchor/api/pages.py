@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from paperanchor import __version__, refs
+from paperanchor import __version__, licence, refs
 from paperanchor.api import rest
 from paperanchor.discovery import query
 from paperanchor.errors import PaperAnchorError
@@ -252,9 +252,13 @@ async def outline_page(request: Request, paper: rest.PaperPath) -> Response:
         return refs.permalink(outline["paper"], outline["idv"], outline["source"], anchor)
 
     metadata = outline["metadata"]
+    public = request.app.state.settings.public
     page = render(
         "outline.html",
         outline=outline,
+        # SPEC §12: a public server shows the structure of a paper it may not serve the text of
+        text_served=not public or licence.allows_serving(outline["license"]),
+        arxiv_abs=None if parse_ref(outline["paper"]).is_local else _abs_link(outline["idv"]),
         source_link=source_link,
         metadata=metadata,
         doi_link=_doi_link(metadata["doi"]) if metadata is not None else None,
@@ -265,6 +269,10 @@ async def outline_page(request: Request, paper: rest.PaperPath) -> Response:
     return rest.answer(
         request, served, page.encode(), rest.HTML_TYPE, vary_accept=True, cache=cache
     )
+
+
+def _abs_link(idv: str) -> str:
+    return f"https://arxiv.org/abs/{quote(idv, safe='/')}"
 
 
 def _moved(paper: str) -> str | None:

@@ -69,6 +69,8 @@ def error_responses(*media_types: str) -> dict[int | str, dict[str, Any]]:
     """The error answers of a route whose errors come in `media_types`, for /openapi.json."""
     statuses = {
         400: "bad-request: not a paper reference, an argument out of range",
+        401: "unauthorized: a bearer token is required (PAPERANCHOR_AUTH_TOKENS_FILE)",
+        403: "forbidden: public mode, the paper's licence does not allow serving its text",
         404: "not-found: unknown paper, no HTML rendering, unknown anchor or reference",
         413: "too-large: the page exceeds PAPERANCHOR_MAX_HTML_MB",
         429: "rate-limited: too many requests from this client; see Retry-After",
