@@ -540,19 +540,21 @@ class PaperService:
         found = await self.licence(view)
         return licence.allows_serving(found), found
 
-    async def _check_text(self, view: Paper, what: str) -> None:
-        """`forbidden` naming the licence and where to read the paper, when its text may not be
-        served here (SPEC §12)."""
+    async def _check_text(self, view: Paper, what: str, anchor: str | None = None) -> None:
+        """`forbidden` naming the licence and where to read the paper (the node `anchor` names,
+        by its permalink), when its text may not be served here (SPEC §12)."""
         allowed, found = await self._text_allowed(view)
         if allowed:
             return
         meta = view.meta
         named = found or licence.UNKNOWN
-        where = (
-            f"read it at https://arxiv.org/abs/{meta.idv}"
-            if not meta.paper.startswith("local/")
-            else "it is a local document"
-        )
+        if meta.paper.startswith("local/"):
+            where = "it is a local document"
+        elif anchor is not None:
+            node_id = (await asyncio.to_thread(view.index.resolve, anchor)).node.id
+            where = f"read it at {permalink(meta, node_id)} (https://arxiv.org/abs/{meta.idv})"
+        else:
+            where = f"read it at https://arxiv.org/abs/{meta.idv}"
         raise Forbidden(
             f"{what} of {meta.idv} is not served by this public server: the paper's licence "
             f"({named}) does not allow redistribution; {where}"
@@ -759,7 +761,9 @@ class PaperService:
     async def cite(self, paper: str, anchor: str) -> Served[shapes.Cite]:
         """A node's exact text and the URLs to quote it by (SPEC §4 cite)."""
         ref = parse_ref(paper)
-        view = await self._text(ref, f"The text of {shown(anchor)}")
+        view = await self.paper(ref)
+        # refused with the node's permalink: where to quote it from
+        await self._check_text(view, f"The text of {shown(anchor)}", anchor)
         return _served(await asyncio.to_thread(cite, view, anchor, self.public_url), ref, view)
 
     async def cite_text(self, paper: str, text: object) -> Served[shapes.Cite]:

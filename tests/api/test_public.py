@@ -86,6 +86,14 @@ def test_the_text_of_a_non_exclusive_paper_is_forbidden_naming_its_licence(clien
     assert "rephras" not in detail.split("licence")[0].lower()  # no text of the paper
 
 
+def test_citing_a_node_of_a_non_exclusive_paper_names_its_permalink(client):
+    detail = forbidden_detail(client.get(f"/{CLOSED}/cite/S1.p2.json"))
+    unknown = client.get(f"/{CLOSED}/cite/S99.json")
+
+    assert f"read it at https://arxiv.org/html/{CLOSED}#S1.p2" in detail
+    assert unknown.status_code == 404
+
+
 def test_a_non_exclusive_paper_keeps_its_structure_metadata_and_quote_check(client):
     outline = client.get(f"/{CLOSED}/outline.json").json()
     assert outline["license"] == NON_EXCLUSIVE
