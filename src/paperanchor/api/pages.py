@@ -18,7 +18,7 @@ from urllib.parse import quote, urlsplit
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from paperanchor import __version__, licence, refs
 from paperanchor.api import rest
@@ -38,12 +38,42 @@ templates = Environment(
     lstrip_blocks=True,
 )
 templates.filters["path"] = lambda value: quote(str(value), safe="/")
+templates.filters["linked"] = lambda value: linked(str(value))
 templates.globals["version"] = __version__
 
 router = APIRouter()
 
 # Papers of this process's memory listed on the landing page, most recent first.
 RECENT_PAPERS = 20
+
+
+# A web address in an abstract ("code at https://github.com/x/y."): http(s) only, up to a
+# space, a quote or an angle bracket, bounded; what closes a sentence after it is not its own.
+_URL = re.compile(r"\bhttps?://[^\s<>\"'`]{1,2000}", re.ASCII | re.IGNORECASE)
+_TRAILING = ".,;:!?'\""
+
+
+def linked(text: str) -> Markup:
+    """`text` escaped, its http(s) addresses made links (nothing else of it is markup)."""
+    parts: list[str] = []
+    last = 0
+    for match in _URL.finditer(text):
+        url = match.group(0)
+        # a closing bracket the address did not open, and a sentence's end, stay text
+        while url and (
+            url[-1] in _TRAILING
+            or (url[-1] == ")" and url.count("(") < url.count(")"))
+            or (url[-1] == "]" and url.count("[") < url.count("]"))
+        ):
+            url = url[:-1]
+        if not urlsplit(url).netloc:
+            continue
+        parts.append(str(escape(text[last : match.start()])))
+        href = escape(url)
+        parts.append(f'<a href="{href}" rel="nofollow noopener noreferrer">{href}</a>')
+        last = match.start() + len(url)
+    parts.append(str(escape(text[last:])))
+    return Markup("".join(parts))
 
 
 def render(name: str, **context: Any) -> str:
@@ -263,7 +293,10 @@ async def outline_page(request: Request, paper: rest.PaperPath) -> Response:
         metadata=metadata,
         doi_link=_doi_link(metadata["doi"]) if metadata is not None else None,
         pending=served.pending,
-        is_arxiv=not parse_ref(outline["paper"]).is_local,
+        # the BibTeX is made of arXiv's metadata: linked where the API is asked, or where the
+        # metadata is kept (offline, an outline that shows it can make it too)
+        bibtex=not parse_ref(outline["paper"]).is_local
+        and (request.app.state.discovery.asks_arxiv or metadata is not None),
     )
     cache = rest.outline_cache_control(served)
     return rest.answer(
