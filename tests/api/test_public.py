@@ -139,6 +139,9 @@ def test_the_pages_show_the_structure_and_refuse_the_text(client):
     section = client.get(f"/{CLOSED}/sections/S1")
     assert section.status_code == 403 and section.headers["content-type"].startswith("text/html")
     assert NON_EXCLUSIVE in section.text
+    assert f'<a href="https://arxiv.org/abs/{CLOSED}"' in section.text  # where to read it
+    missing = client.get("/https://evil.example/x")  # another error repeats what was asked
+    assert missing.status_code == 400 and 'href="https://evil.example' not in missing.text
 
     opened = client.get(f"/{OPEN}")
     assert 'class="withheld"' not in opened.text and f'href="/{OPEN}/sections/' in opened.text
