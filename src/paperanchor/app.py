@@ -3,11 +3,11 @@
     metrics middleware              every request, by route template and status
       host check                    421 unless `Host` names this server (SPEC §6), every route
         rate-limit middleware       429 + Retry-After per client address (not /healthz, /metrics)
-          bearer tokens             401 without one, when PAPERANCHOR_AUTH_TOKENS_FILE is set
-          disconnect watcher        a client that hangs up cancels its request (api/disconnect.py)
-            bug catcher             an unexpected exception -> 500 `internal`, traceback to log
-              HEAD as GET           every GET route answers HEAD (api/head.py)
-                FastAPI router      /docs, /openapi.json, /mcp, REST routes, then the pages
+          bearer tokens             401 without one, with PAPERANCHOR_AUTH_TOKENS_FILE (api/auth.py)
+            disconnect watcher      a client that hangs up cancels its request (api/disconnect.py)
+              bug catcher           an unexpected exception -> 500 `internal`, traceback to log
+                HEAD as GET         every GET route answers HEAD (api/head.py)
+                  FastAPI router    /docs, /openapi.json, /mcp, REST routes, then the pages
 
 The MCP session manager runs inside the app's lifespan, next to the runtime (runtime.py) whose
 service it shares; the runtime is closed when the app shuts down.
