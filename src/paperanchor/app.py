@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
@@ -45,9 +45,7 @@ from paperanchor.api.headers import DefenceHeaders
 from paperanchor.api.limits import ClientLimit, Rate, RateLimitMiddleware
 from paperanchor.api.metrics import Metrics, RequestMetrics
 from paperanchor.api.single_exchange import SingleExchange
-from paperanchor.discovery.client import Discovery
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, internal
-from paperanchor.papers import Papers
 from paperanchor.refs import shown
 from paperanchor.runtime import Runtime
 from paperanchor.settings import Settings, get_settings
@@ -68,14 +66,12 @@ DOCS_ASSETS = "/docs-assets"
 
 def create_app(
     settings: Settings | None = None,
-    *,
-    library: Callable[[Settings], Papers] | None = None,
-    discovery: Callable[[Papers], Discovery] | None = None,
+    **parts: Any,
 ) -> FastAPI:
     """The whole HTTP service over one runtime (runtime.py), closed when the app shuts down.
-    `library` and `discovery` make those parts instead of the runtime's (tests)."""
+    `parts` replace some of the runtime's (`Runtime.build`'s keywords: tests)."""
     settings = settings or get_settings()
-    runtime = Runtime.build(settings, library=library, discovery=discovery)
+    runtime = Runtime.build(settings, **parts)
     service = runtime.service
     # SPEC §12: bearer tokens, read (and checked) once, at start
     verifier = (
@@ -151,7 +147,7 @@ def create_app(
                 Route(auth.METADATA_PATH, route.endpoint, methods=sorted(route.methods or ()))
             )
     app.router.routes.extend(mcp_app.routes)  # /mcp, ahead of the catch-all paper routes
-    app.include_router(rest.router)
+    app.include_router(rest.routes())
     app.include_router(pages.router)  # last: GET /{paper} takes every path left
 
     app.add_exception_handler(PaperAnchorError, _on_error)  # type: ignore[arg-type]

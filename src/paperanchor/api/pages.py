@@ -274,7 +274,7 @@ async def outline_page(request: Request, paper: rest.PaperPath) -> Response:
         return await rest.outline_answer(request, paper, vary_accept=True)
     if rest.prefers_markdown(accept):
         return await _read_answer(request, paper, None, json=False)
-    served = await rest.service(request).outline(paper, default_wait=0.0)
+    served = await rest.service(request).outline(paper)
     outline = served.value
 
     def source_link(anchor: str | None) -> str | None:
