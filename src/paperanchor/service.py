@@ -581,6 +581,12 @@ class PaperService:
             f"({named}) does not allow redistribution; {where}"
         )
 
+    async def check_text(self, reference: str, what: str) -> None:
+        """`forbidden` when the text of the paper `reference` names may not be served here
+        (`what` of it: its images, for the local directory's files)."""
+        if self.public:
+            await self._text(parse_ref(reference), what)
+
     async def _text(self, ref: PaperRef, what: str) -> Paper:
         """The paper `ref` names, checked to be one whose text may be served here."""
         view = await self.paper(ref)

@@ -169,3 +169,17 @@ def test_a_server_that_is_not_public_serves_every_paper_whole(http, replay):
     replay.script(f"/html/{CLOSED}", page(replay.corpus_page(f"{CLOSED}.arxiv.html")))
 
     assert http.get(f"/{CLOSED}/sections/S1.md").status_code == 200
+
+
+def test_a_public_server_serves_a_local_papers_images_only_where_its_licence_allows(
+    replay_server, papers_dir, tmp_path
+):
+    # full.html names no licence: its figures are as much the paper's as its text
+    settings = settings_for(replay_server, tmp_path, local_dir=papers_dir, public=True)
+    with live_server(settings) as live, live.client() as http:
+        figure = http.get("/files/full/fig-overview.png")
+        loose = http.get("/files/fig.png")
+
+    assert forbidden_detail(figure).startswith("The image full/fig-overview.png of local/full")
+    assert "(unknown)" in forbidden_detail(figure)
+    assert "not in a page's folder" in forbidden_detail(loose)

@@ -24,7 +24,7 @@ from pydantic import TypeAdapter
 from paperanchor import operations
 from paperanchor.api import models
 from paperanchor.api.files import read_image
-from paperanchor.errors import NotFound, PaperAnchorError
+from paperanchor.errors import Forbidden, NotFound, PaperAnchorError
 from paperanchor.refs import parse_ref, shown
 from paperanchor.service import WAIT_RANGE, WHOLE_NODE, PaperService, Served
 from paperanchor.store import NoStore
@@ -199,9 +199,29 @@ async def local_file(request: Request, path: str) -> Response:
     unsafe = any(part in ("", ".", "..") or "\\" in part or "\0" in part for part in parts)
     if settings.local_dir is None or media_type is None or unsafe:
         raise NotFound(f"No image {shown(path)} in the local directory")
+    if settings.public:
+        # a figure is the paper's as much as its text: served where the paper's licence allows
+        await service(request).check_text(_image_paper(parts, path), f"The image {shown(path)}")
     # regular files inside the folder only, links resolved, size-capped (api/files.py)
     body = await asyncio.to_thread(read_image, pathlib.Path(settings.local_dir), parts, shown(path))
     return Response(body, media_type=media_type, headers={"Cache-Control": "public, max-age=3600"})
+
+
+def _image_paper(parts: list[str], path: str) -> str:
+    """The paper an image of the local directory belongs to: the page its folder is named
+    after, as LaTeXML lays them out (`full/fig-1.png` is `full.html`'s, `2402.08939v1/x1.png`
+    the arXiv paper's); an image in no page's folder belongs to no paper a licence is known of."""
+    if len(parts) < 2:
+        raise Forbidden(
+            f"The image {shown(path)} is not in a page's folder: this public server serves "
+            "the images of a paper whose licence allows it"
+        )
+    stem = parts[0]
+    try:
+        ref = parse_ref(stem.replace("_", "/"))
+    except PaperAnchorError:
+        return f"local/{stem}"
+    return ref.idv if not ref.is_local else f"local/{stem}"
 
 
 # -- the operations' routes, generated from their table (operations.ROUTES) -----------------
