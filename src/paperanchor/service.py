@@ -6,6 +6,7 @@ citations and trends."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import logging
 import sys
@@ -16,10 +17,10 @@ from typing import Final, Generic, Literal, Protocol, TypeVar, cast, overload
 
 from rapidfuzz import fuzz, process, utils
 
-from paperanchor import quotes, refs, shapes
+from paperanchor import licence, quotes, refs, shapes
 from paperanchor.anchors import WHOLE_PAPER, Located
 from paperanchor.discovery import bibtex, categories, query, s2
-from paperanchor.errors import BadRequest, NotFound, PaperAnchorError
+from paperanchor.errors import BadRequest, Forbidden, NotFound, PaperAnchorError
 from paperanchor.images import MAX_IMAGES, Image, Images
 
 # Paper lives in paper.py; importable from here too, as it long was
@@ -86,6 +87,7 @@ class DiscoveryLike(Protocol):
     async def search(self, asked: query.ArxivQuery) -> SearchPage: ...
     async def citations(self, ref: PaperRef, limit: int | str | None = None) -> Citations: ...
     async def trends(self, category: str, days: int | str | None = None) -> Trends: ...
+    async def listing_licence(self, ref: PaperRef) -> str | None: ...
     async def cited_papers(
         self, ref: PaperRef, within: float = ...
     ) -> tuple[s2.CitedPapers | None, bool]: ...
@@ -142,6 +144,7 @@ class ReadResult:
 
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,11 +163,22 @@ class Served(Generic[T]):
     pending: bool = False
     """a later answer may hold more: an outline whose arXiv metadata may still come, references
     whose arXiv ids from Semantic Scholar may"""
+    local_file: bool = False
+    """the paper is a file of the local directory, which its owner may edit at any time (even
+    one named by an arXiv id): never an answer that cannot change"""
+
+    def carrying(self, value: U) -> Served[U]:
+        """Another answer about the same paper."""
+        return Served(
+            value, self.asked, self.idv, self.version_confirmed, self.pending, self.local_file
+        )
 
     @property
     def pinned(self) -> bool:
         """Whether the version asked for answered, confirmed: this answer can never change."""
         asked = self.asked
+        if self.local_file:
+            return False
         return asked.version is not None and self.version_confirmed and self.idv == asked.idv
 
 
@@ -175,7 +189,8 @@ def _outlined(view: Paper) -> None:
 
 def _served(value: T, asked: PaperRef, view: Paper, *, pending: bool = False) -> Served[T]:
     meta = view.meta
-    return Served(value, asked, meta.idv, meta.version_confirmed, pending)
+    local = meta.source == "local"
+    return Served(value, asked, meta.idv, meta.version_confirmed, pending, local)
 
 
 def _check_range(name: str, value: float, bounds: tuple[float, float]) -> None:
@@ -391,10 +406,12 @@ def cite(paper: Paper, anchor: str, public_url: str) -> shapes.Cite:
     return _cite_answer(paper, paper.index.resolve(anchor), public_url)
 
 
-def cite_text(paper: Paper, quote: object, public_url: str) -> shapes.Cite:
+def cite_text(paper: Paper, quote: object, public_url: str, *, reveal: bool = True) -> shapes.Cite:
     """The paragraph that contains `quote` (SPEC §4, cite by text): exact after normalisation,
     else the best fuzzy match of at least FUZZY_MIN_SCORE, else not-found naming the closest
-    (quotes.py, which bounds the cost)."""
+    (quotes.py, which bounds the cost). Without `reveal` (a paper whose text a public server
+    may not serve, SPEC §12) no more text than the quote is answered: `text` is the quote as
+    given, and the closest passage is named by its anchor only."""
     wanted = quotes.checked_quote(quote)
     passages = paper.quotable()
     found = quotes.find(wanted, [normal for _unit, normal in passages])
@@ -404,11 +421,14 @@ def cite_text(paper: Paper, quote: object, public_url: str) -> shapes.Cite:
         answer["match"] = "exact" if found.match == "exact" else "fuzzy"
         if found.match == "fuzzy":
             answer["score"] = int(found.score)
+        if not reveal:
+            answer["text"] = " ".join(str(quote).split())
         return answer
     detail = f'No passage of {paper.meta.idv} contains "{shown(str(quote))}"'
     if found is not None:
         unit = passages[found.index][0]
-        detail += f'; the closest is {unit.anchor} (score {int(found.score)}): "{shown(unit.text)}"'
+        detail += f"; the closest is {unit.anchor} (score {int(found.score)})"
+        detail += f': "{shown(unit.text)}"' if reveal else ""
     raise NotFound(detail)
 
 
@@ -525,13 +545,67 @@ class PaperService:
         public_url: str,
         discovery: DiscoveryLike | None = None,
         images: Images | None = None,
+        *,
+        public: bool = False,
     ) -> None:
-        """The operations over `loader` (papers.Papers); discovery's over `discovery`, the
-        figures' image bytes over `images` (images.py)."""
+        """The operations over `loader` (papers.Papers); discovery's over `discovery`,
+        the figures' image bytes over `images` (images.py); `public`: serve a paper's text only
+        where its licence allows (SPEC §12)."""
         self.loader = loader
         self.public_url = public_url.rstrip("/")
         self.discovery = discovery
         self.images = images
+        self.public = public
+
+    # -- licences (SPEC §12) --------------------------------------------------------------------
+
+    async def licence(self, view: Paper) -> str | None:
+        """The paper's licence: its page's furniture, else its arXiv listing, else None."""
+        if view.document.license:
+            return view.document.license
+        if self.discovery is None or view.meta.paper.startswith("local/"):
+            return None
+        return await self.discovery.listing_licence(parse_ref(view.meta.idv))
+
+    async def _text_allowed(self, view: Paper) -> tuple[bool, str | None]:
+        """Whether this server may serve the paper's text, and its licence (looked up only in
+        public mode)."""
+        if not self.public:
+            return True, view.document.license
+        found = await self.licence(view)
+        return licence.allows_serving(found), found
+
+    async def _check_text(self, view: Paper, what: str, anchor: str | None = None) -> None:
+        """`forbidden` naming the licence and where to read the paper (the node `anchor` names,
+        by its permalink), when its text may not be served here (SPEC §12)."""
+        allowed, found = await self._text_allowed(view)
+        if allowed:
+            return
+        meta = view.meta
+        named = found or licence.UNKNOWN
+        if meta.paper.startswith("local/"):
+            where = "it is a local document"
+        elif anchor is not None:
+            node_id = (await asyncio.to_thread(view.index.resolve, anchor)).node.id
+            where = f"read it at {permalink(meta, node_id)} (https://arxiv.org/abs/{meta.idv})"
+        else:
+            where = f"read it at https://arxiv.org/abs/{meta.idv}"
+        raise Forbidden(
+            f"{what} of {meta.idv} is not served by this public server: the paper's licence "
+            f"({named}) does not allow redistribution; {where}"
+        )
+
+    async def check_text(self, reference: str, what: str) -> None:
+        """`forbidden` when the text of the paper `reference` names may not be served here
+        (`what` of it: its images, for the local directory's files)."""
+        if self.public:
+            await self._text(parse_ref(reference), what)
+
+    async def _text(self, ref: PaperRef, what: str) -> Paper:
+        """The paper `ref` names, checked to be one whose text may be served here."""
+        view = await self.paper(ref)
+        await self._check_text(view, what)
+        return view
 
     async def paper(
         self,
@@ -600,6 +674,12 @@ class PaperService:
                 answer["metadata"] = await asyncio.wait_for(early, OUTLINE_METADATA_WAIT_S)
             except TimeoutError:
                 log.info("the outline of %s answers before its metadata", ref.idv)
+        if self.public:
+            allowed, answer["license"] = await self._text_allowed(view)
+            if not allowed:
+                # the introduction's sentences are the paper's text; the abstract (and the
+                # TL;DR made of it) is arXiv's metadata, CC0
+                answer["contributions"] = None
         # an outline without metadata may have it later, when arXiv is asked at all
         pending = answer["metadata"] is None and early is not None and self._asks_arxiv()
         return _served(answer, ref, view, pending=pending)
@@ -699,9 +779,10 @@ class PaperService:
         return _served(await asyncio.to_thread(pure, view), ref, view)
 
     async def view(self, paper: str) -> Served[Paper]:
-        """The paper's view itself (anchor index, renderings), for an adapter that draws it."""
+        """The paper's view itself (anchor index, renderings), for an adapter that draws its
+        text (a section's page)."""
         ref = parse_ref(paper)
-        view = await self.paper(ref)
+        view = await self._text(ref, "The text")
         return _served(view, ref, view)
 
     async def read(
@@ -709,7 +790,7 @@ class PaperService:
     ) -> Served[ReadResult]:
         """A node's Markdown (SPEC §4 read); the whole paper for no anchor."""
         ref = parse_ref(paper)
-        view = await self.paper(ref)
+        view = await self._text(ref, "The text")
         if view.rendered(anchor):
             return _served(read(view, anchor, max_tokens, door), ref, view)
         result = await asyncio.to_thread(read, view, anchor, max_tokens, door)
@@ -719,6 +800,8 @@ class PaperService:
         """A node's exact text and the URLs to quote it by (SPEC §4 cite)."""
         ref = parse_ref(paper)
         view = await self.paper(ref)
+        # refused with the node's permalink: where to quote it from
+        await self._check_text(view, f"The text of {shown(anchor)}", anchor)
         return _served(await asyncio.to_thread(cite, view, anchor, self.public_url), ref, view)
 
     async def cite_text(self, paper: str, text: object) -> Served[shapes.Cite]:
@@ -726,7 +809,10 @@ class PaperService:
         quotes.checked_quote(text)  # before the paper is fetched, and before any normalising
         ref = parse_ref(paper)
         view = await self.paper(ref)
-        found = await asyncio.to_thread(cite_text, view, text, self.public_url)
+        reveal, _ = await self._text_allowed(view)
+        found = await asyncio.to_thread(
+            functools.partial(cite_text, reveal=reveal), view, text, self.public_url
+        )
         return _served(found, ref, view)
 
     async def references(self, paper: str) -> Served[shapes.References]:
@@ -769,15 +855,15 @@ class PaperService:
                 "idv": whole.value["idv"],
                 "references": whole.value["references"],
             }
-            return Served(answer, whole.asked, whole.idv, whole.version_confirmed, whole.pending)
+            return whole.carrying(answer)
         one = await self.reference(paper, reference_id)
         answer = {"idv": one.idv, "reference": one.value}
-        return Served(answer, one.asked, one.idv, one.version_confirmed, one.pending)
+        return one.carrying(answer)
 
     async def figure(self, paper: str, anchor: str) -> Served[shapes.Figure | shapes.Table]:
         """A figure or a table (SPEC §4 figure)."""
         ref = parse_ref(paper)
-        view = await self.paper(ref)
+        view = await self._text(ref, f"The caption of {shown(anchor)}")
         return _served(await asyncio.to_thread(figure, view, anchor), ref, view)
 
     async def figure_with_images(self, paper: str, anchor: str) -> Served[Figured]:
@@ -814,7 +900,7 @@ class PaperService:
     async def equation(self, paper: str, anchor: str) -> Served[shapes.Equation]:
         """An equation or a group of them (SPEC §4 equation)."""
         ref = parse_ref(paper)
-        view = await self.paper(ref)
+        view = await self._text(ref, f"The equation {shown(anchor)}")
         return _served(await asyncio.to_thread(equation, view, anchor), ref, view)
 
     async def search_paper(
@@ -822,5 +908,5 @@ class PaperService:
     ) -> Served[list[shapes.SearchHit]]:
         """Paragraphs of the paper holding the query's words (SPEC §4 search_paper)."""
         ref = parse_ref(paper)
-        view = await self.paper(ref)
+        view = await self._text(ref, "Search snippets")
         return _served(await asyncio.to_thread(search_paper, view, query, limit), ref, view)
