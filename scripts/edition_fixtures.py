@@ -267,13 +267,14 @@ def twins(paper: list[Section], w: Writer) -> Truth:
     # a paragraph inserted before the twins moves them all; one twin of the second pair goes,
     # and one word of the first pair's second twin changes
     discussion.blocks.insert(0, Block("n1", "p", w.paragraph()))
-    section, i = _find(paper, "p28")
+    # (discussion: p21, twin p22, p23, its twin p24, twin p25, its twin p26, p27)
+    section, i = _find(paper, "p24")
     words = section.blocks[i].text.split()
     words[12] = w.random.choice(WORDS)
     section.blocks[i].text = " ".join(words)
-    section, i = _find(paper, "p30")
+    section, i = _find(paper, "p26")
     section.blocks.pop(i)
-    truth["p30"] = []
+    truth["p26"] = []
     return truth
 
 
