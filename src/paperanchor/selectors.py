@@ -24,6 +24,9 @@ CONTEXT_CHARS = 32
 # A passage this short and free of math is its own directive; a longer one is start,end.
 WHOLE_FRAGMENT_CHARS = 80
 FRAGMENT_WORDS = (4, 12)
+# Passages scanned for an earlier holder of a start term, per length tried: a page of 50,000
+# passages that share their first words costs at most this many finds a length.
+SCAN_PASSAGES = 20_000
 _MATH = re.compile(r"\$[^$]*\$")
 # Words a directive may hold: letters, digits and inner punctuation; anything a browser might
 # render otherwise (brackets of citations, footnote marks, symbols) ends a run of words.
@@ -155,7 +158,7 @@ class Reading:
         return f"{_encode(start)},{_encode(end)}"
 
     def _first_holder(self, words: str) -> int | None:
-        for at, lowered in enumerate(self.lowered):
+        for at, lowered in enumerate(self.lowered[:SCAN_PASSAGES]):
             if _holds(lowered, words):
                 return at
         return None
