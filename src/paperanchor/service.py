@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Generic, Literal, Protocol, TypeVar, cast, overload
 
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 from paperanchor import editions, quotes, refs, selectors, shapes
 from paperanchor.anchors import WHOLE_PAPER, Located
@@ -417,18 +417,27 @@ def reanchor(
 
 
 def _closest(paper: Paper, text: str) -> str:
-    """`; the closest passage is <anchor> (score N): "…"`, or nothing for a text too short."""
-    wanted = quotes.comparable(text)[: quotes.QUOTE_RANGE[1]]
+    """`; the closest passage is <anchor> (score N): "…"`, or nothing for a text too short.
+
+    The closest by similarity (rapidfuzz ratio) of their first CLOSEST_CHARS characters, over
+    at most CLOSEST_PASSAGES passages: a hint that costs a few milliseconds (a partial search of
+    the whole quote took 66 ms on 2401.10225v1)."""
+    wanted = quotes.comparable(text)[:CLOSEST_CHARS]
     if len(wanted) < quotes.QUOTE_RANGE[0]:
         return ""
-    passages = paper.quotable()
-    found = quotes.find(wanted, [normal for _unit, normal in passages])
+    passages = paper.quotable()[:CLOSEST_PASSAGES]
+    found = process.extractOne(
+        wanted, [normal[:CLOSEST_CHARS] for _unit, normal in passages], scorer=fuzz.ratio
+    )
     if found is None:
         return ""
-    unit = passages[found.index][0]
-    return (
-        f'; the closest passage is {unit.anchor} (score {int(found.score)}): "{shown(unit.text)}"'
-    )
+    unit = passages[found[2]][0]
+    return f'; the closest passage is {unit.anchor} (score {int(found[1])}): "{shown(unit.text)}"'
+
+
+# What naming the closest passage of a gone one compares: passages and characters of each.
+CLOSEST_PASSAGES = 20_000
+CLOSEST_CHARS = 1_000
 
 
 def cite_text(
