@@ -157,3 +157,30 @@ def test_near_identical_paragraphs_cost_bounded_comparisons_and_memory() -> None
     assert len({p.old for p in alignment.blocks if p.old}) == 5000
     assert elapsed < 20
     assert peak < 64 << 20  # 24 MB measured: the units' texts and words, the pairs
+
+
+def test_every_block_of_the_constructed_pairs_is_re_anchored_as_their_truth_says() -> None:
+    from bench.anchor_truth import constructed
+
+    from paperanchor import service
+    from paperanchor.errors import NotFound
+    from paperanchor.paper import LoadedPaper, Paper
+
+    def opened(document: Document, name: str) -> Paper:
+        return Paper.open(LoadedPaper(document, f"local/{name}", f"local/{name}"))
+
+    checked = 0
+    for case in constructed():
+        old, new = opened(case.old, "old"), opened(case.new, "new")
+        for a, b, targets in ((old, new, case.forward), (new, old, case.backward)):
+            alignment = editions.align(a, b)
+            for target in targets:
+                try:
+                    cited = service.reanchor(b, a, alignment, target.anchor, "")
+                except NotFound:
+                    assert target.status == "deleted", (case.name, target)
+                    continue
+                assert cited["anchor"] in target.truth, (case.name, target, cited["anchor"])
+                assert cited["status"] == target.status, (case.name, target)
+                checked += 1
+    assert checked > 700
