@@ -13,10 +13,9 @@ import pytest
 
 from paperanchor import editions
 from paperanchor.errors import BadRequest
-from paperanchor.papers import Papers
 from paperanchor.parse import parse_document
 from paperanchor.refs import parse_ref
-from paperanchor.service import PaperService
+from paperanchor.runtime import Runtime
 from paperanchor.tree import Document, Inline, Paragraph, Section, Text
 from tests.replay import page
 
@@ -71,15 +70,6 @@ def test_a_rewritten_paragraph_is_matched_as_edited_and_sections_follow_their_bl
     assert "same" in statuses
 
 
-def _service(replay: Any, cache_dir: Path) -> tuple[Papers, PaperService]:
-    from paperanchor.parse import PARSER_VERSION
-
-    library = Papers(
-        replay.settings(cache_dir), parse=parse_document, parser_version=PARSER_VERSION
-    )
-    return library, PaperService(library, "http://127.0.0.1:8000")
-
-
 def _script_pair(replay: Any, stem: str, version: str) -> None:
     replay.script(
         f"/html/{stem}{version}", page((PAIRS / f"{stem}{version}.arxiv.html").read_bytes())
@@ -95,8 +85,8 @@ def test_an_ar5iv_edition_is_fetched_from_ar5iv_only_cached_and_aligned_once(
 
 
 async def _fetch_twice(replay: Any, tmp_path: Path) -> None:
-    library, svc = _service(replay, tmp_path)
-    async with library:
+    async with Runtime.build(replay.settings(tmp_path)) as runtime:
+        svc = runtime.service
         new = await svc.paper("2401.10225v1")
         assert new.meta.source == "arxiv"
         asked = replay.count()
@@ -109,9 +99,8 @@ async def _fetch_twice(replay: Any, tmp_path: Path) -> None:
         _new, _old, second, _ref = await svc.aligned("2401.10225v1", "ar5iv")
         assert first is second and first.blocks
     # a fresh library reads the edition from the cache, asking no source
-    library, svc = _service(replay, tmp_path)
-    async with library:
-        cached = await svc.edition("2401.10225v1", "ar5iv")
+    async with Runtime.build(replay.settings(tmp_path)) as runtime:
+        cached = await runtime.service.edition("2401.10225v1", "ar5iv")
         assert cached.meta.source == "ar5iv" and replay.count() == asked + 1
 
 
