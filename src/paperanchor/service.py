@@ -872,7 +872,10 @@ class PaperService:
         """The node `anchor` of the edition `since`, found in `paper` (SPEC §10)."""
         view, old, alignment, ref = await self.aligned(paper, since)
         answer = await asyncio.to_thread(reanchor, view, old, alignment, anchor, self.public_url)
-        return _served(answer, ref, view)
+        # the answer is as lasting as the less lasting of the two editions (REST's caching)
+        lasting = old.meta.version is not None and old.meta.version_confirmed
+        meta = view.meta
+        return Served(answer, ref, meta.idv, meta.version_confirmed and lasting)
 
     async def references(self, paper: str) -> Served[shapes.References]:
         """The paper's bibliography, parsed, with the arXiv ids S2 knows for entries without."""
