@@ -64,6 +64,8 @@ T = TypeVar("T")
 # page at the parse bounds an outline costs seconds and a search about one (issue 21 #5); a
 # search answer is at most 50 snippets of ~300 characters.
 RECENT_ANSWERS = 64
+# Alignments a paper keeps with other editions of it: one is a few kB per hundred blocks.
+ALIGNMENTS = 8
 
 
 @dataclass
@@ -95,6 +97,8 @@ class Paper:
     _lowered: list[str] | None = None
     _recent: OrderedDict[str, Any] = field(default_factory=OrderedDict)
     _recent_lock: threading.Lock = field(default_factory=threading.Lock, compare=False)
+    _alignments: OrderedDict[str, Any] = field(default_factory=OrderedDict)
+    """`<idv>@<source>` of an older edition -> its alignment with this one (editions.py)"""
     outline: shapes.Outline | None = None
     """the outline without its metadata once built (service.outline): a warm outline is a copy
     of it on the event loop, not a walk of the tree in a worker thread"""
@@ -213,6 +217,22 @@ class Paper:
             self._recent[key] = value
             while len(self._recent) > RECENT_ANSWERS:
                 self._recent.popitem(last=False)
+        return value
+
+    def aligned(self, key: str, make: Callable[[], T]) -> T:
+        """The alignment of this paper with the edition `key` (`<idv>@<source>`), made once by
+        `make()` and kept with this paper (the newer edition: one owner per paper), at most
+        ALIGNMENTS of them, least recently used out."""
+        with self._recent_lock:
+            if key in self._alignments:
+                self._alignments.move_to_end(key)
+                kept: T = self._alignments[key]
+                return kept
+        value = make()
+        with self._recent_lock:
+            self._alignments[key] = value
+            while len(self._alignments) > ALIGNMENTS:
+                self._alignments.popitem(last=False)
         return value
 
     def inferred(self) -> tuple[str | None, list[str] | None]:

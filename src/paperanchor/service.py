@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Generic, Literal, Protocol, TypeVar, cast, overload
 
-from paperanchor import quotes, refs, shapes
+from paperanchor import editions, quotes, refs, shapes
 from paperanchor.anchors import WHOLE_PAPER, Located
 from paperanchor.discovery import bibtex, categories, query
 from paperanchor.errors import BadRequest, NotFound
@@ -65,6 +65,7 @@ class Loader(Protocol):
         prepare: Callable[[Paper], object] | None = None,
         alongside: Callable[[], object] | None = None,
     ) -> Paper: ...
+    async def edition(self, ref: PaperRef, source: str | None) -> Paper: ...
     def views(self) -> list[Paper]: ...
 
 
@@ -654,6 +655,25 @@ class PaperService:
         if days is not None and not isinstance(days, int | str):
             raise BadRequest(f"days must be a whole number from 1 to 30 (got {days!r})")
         return await self._discovery().trends(category, days)
+
+    async def edition(self, paper: str | PaperRef, edition: str) -> Paper:
+        """Another edition of `paper` (SPEC §10): any reference of the same paper,
+        `local/<name>`, or relative to `paper`: `vN`, `arxiv`, `ar5iv`, `pdf`, fetched from that
+        one source only and cached as any paper."""
+        ref = paper if isinstance(paper, PaperRef) else parse_ref(paper)
+        edition_ref, source = editions.edition_of(ref, edition)
+        return await self.loader.edition(edition_ref, source)
+
+    async def aligned(
+        self, paper: str, since: str
+    ) -> tuple[Paper, Paper, editions.Alignment, PaperRef]:
+        """`paper`'s view, the edition `since`'s, and their alignment (kept with `paper`'s
+        view: a second call on the pair is a lookup), and the reference asked for."""
+        ref = parse_ref(paper)
+        new, old = await asyncio.gather(self.paper(ref), self.edition(ref, since))
+        key = editions.edition_key(old)
+        alignment = await asyncio.to_thread(new.aligned, key, lambda: editions.align(old, new))
+        return new, old, alignment, ref
 
     async def on_paper(self, paper: str, pure: Callable[[Paper], T]) -> Served[T]:
         """Any operation on one paper: the paper loaded, `pure` run on it in a worker thread."""

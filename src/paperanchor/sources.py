@@ -174,10 +174,11 @@ class Sources:
         async for page in self._local(ref, directory):
             yield page
 
-    def network(self, ref: PaperRef) -> list[Ask]:
+    def network(self, ref: PaperRef, only: str | None = None) -> list[Ask]:
         """The network sources configured, in the order they are asked: arXiv's HTML, ar5iv,
-        then arXiv's PDF. `NotFound` where none may be asked: for a local reference (asked
-        only when the local directory has no file for it) and offline."""
+        then arXiv's PDF (`only`: that one source, "arxiv", "ar5iv" or "pdf"). `NotFound` where
+        none may be asked: for a local reference (asked only when the local directory has no
+        file for it) and offline."""
         settings = self.settings
         if ref.is_local:
             raise NotFound(
@@ -191,11 +192,11 @@ class Sources:
                 "fetches nothing from arXiv or ar5iv"
             )
         asks: list[Ask] = []
-        if settings.arxiv_html_url:
+        if settings.arxiv_html_url and only in (None, "arxiv"):
             asks.append(functools.partial(self._arxiv, ref, settings.arxiv_html_url))
-        if settings.ar5iv_url:
+        if settings.ar5iv_url and only in (None, "ar5iv"):
             asks.append(functools.partial(self._ar5iv, ref, settings.ar5iv_url))
-        if settings.arxiv_pdf_url:
+        if settings.arxiv_pdf_url and only in (None, "pdf"):
             asks.append(functools.partial(self._pdf, ref, settings.arxiv_pdf_url))
         return asks
 

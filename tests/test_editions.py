@@ -1,0 +1,113 @@
+"""Editions (SPEC §10): naming one, and aligning two (editions.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paperanchor import editions
+from paperanchor.errors import BadRequest
+from paperanchor.papers import Papers
+from paperanchor.parse import parse_document
+from paperanchor.refs import parse_ref
+from paperanchor.service import PaperService
+from tests.replay import page
+
+PAIRS = Path(os.environ.get("PAPERANCHOR_CORPUS", "../shared/corpus")) / "pairs"
+
+
+def _pair(stem: str, version: str) -> tuple[object, object]:
+    old = parse_document((PAIRS / f"{stem}.ar5iv.html").read_bytes(), "")
+    new = parse_document((PAIRS / f"{stem}{version}.arxiv.html").read_bytes(), "")
+    return old, new
+
+
+def test_an_edition_is_named_by_a_version_a_source_or_a_reference_of_the_same_paper() -> None:
+    paper = parse_ref("2401.10225v2")
+    assert editions.edition_of(paper, "v1") == (parse_ref("2401.10225v1"), None)
+    assert editions.edition_of(paper, "ar5iv") == (paper, "ar5iv")
+    assert editions.edition_of(paper, "PDF") == (paper, "pdf")
+    assert editions.edition_of(paper, "https://ar5iv.org/abs/2401.10225")[1] == "ar5iv"
+    assert editions.edition_of(paper, "local/draft") == (parse_ref("local/draft"), None)
+    with pytest.raises(BadRequest, match="another paper"):
+        editions.edition_of(paper, "1706.03762v1")
+
+
+def test_paragraphs_with_the_same_text_under_another_id_are_matched_as_moved() -> None:
+    old, new = _pair("2401.10225", "v1")
+    started = time.perf_counter()
+    alignment = editions.align_documents(old, new)  # type: ignore[arg-type]
+    elapsed = time.perf_counter() - started
+    olds = {u.id: u for u in editions.block_units(old)}  # type: ignore[arg-type]
+    news = {u.id: u for u in editions.block_units(new)}  # type: ignore[arg-type]
+    moved = [p for p in alignment.blocks if p.status == "moved"]
+    assert len(moved) >= 20
+    for pair in moved:
+        assert pair.old is not None and pair.new is not None and pair.old != pair.new
+        assert olds[pair.old].text == news[pair.new].text
+        assert alignment.of_old(pair.old) is pair and alignment.of_new(pair.new) is pair
+    assert elapsed < 1.0
+
+
+def test_a_rewritten_paragraph_is_matched_as_edited_and_sections_follow_their_blocks() -> None:
+    old, new = _pair("2310.08754", "v4")
+    alignment = editions.align_documents(old, new)  # type: ignore[arg-type]
+    olds = {u.id: u for u in editions.block_units(old)}  # type: ignore[arg-type]
+    news = {u.id: u for u in editions.block_units(new)}  # type: ignore[arg-type]
+    edited = [p for p in alignment.blocks if p.status == "edited"]
+    assert edited
+    for pair in edited:
+        assert pair.old is not None and pair.new is not None
+        assert olds[pair.old].text != news[pair.new].text
+        assert 0 < pair.confidence <= 1
+    statuses = {p.status for p in alignment.sections}
+    assert "same" in statuses
+
+
+def _service(replay: Any, cache_dir: Path) -> tuple[Papers, PaperService]:
+    from paperanchor.parse import PARSER_VERSION
+
+    library = Papers(
+        replay.settings(cache_dir), parse=parse_document, parser_version=PARSER_VERSION
+    )
+    return library, PaperService(library, "http://127.0.0.1:8000")
+
+
+def _script_pair(replay: Any, stem: str, version: str) -> None:
+    replay.script(
+        f"/html/{stem}{version}", page((PAIRS / f"{stem}{version}.arxiv.html").read_bytes())
+    )
+    replay.script(f"/ar5iv/html/{stem}", page((PAIRS / f"{stem}.ar5iv.html").read_bytes()))
+
+
+def test_an_ar5iv_edition_is_fetched_from_ar5iv_only_cached_and_aligned_once(
+    replay: Any, tmp_path: Path
+) -> None:
+    _script_pair(replay, "2401.10225", "v1")
+    asyncio.run(_fetch_twice(replay, tmp_path))
+
+
+async def _fetch_twice(replay: Any, tmp_path: Path) -> None:
+    library, svc = _service(replay, tmp_path)
+    async with library:
+        new = await svc.paper("2401.10225v1")
+        assert new.meta.source == "arxiv"
+        asked = replay.count()
+        old = await svc.edition("2401.10225v1", "ar5iv")
+        assert old.meta.source == "ar5iv"
+        assert replay.paths()[asked:] == ["/ar5iv/html/2401.10225"]
+        again = await svc.edition("2401.10225v1", "ar5iv")
+        assert again is old and replay.count() == asked + 1
+        _new, _old, first, _ref = await svc.aligned("2401.10225v1", "ar5iv")
+        _new, _old, second, _ref = await svc.aligned("2401.10225v1", "ar5iv")
+        assert first is second and first.blocks
+    # a fresh library reads the edition from the cache, asking no source
+    library, svc = _service(replay, tmp_path)
+    async with library:
+        cached = await svc.edition("2401.10225v1", "ar5iv")
+        assert cached.meta.source == "ar5iv" and replay.count() == asked + 1
