@@ -192,6 +192,13 @@ PAPER = Argument(
 )
 
 
+SINCE = Argument(
+    "since",
+    "text",
+    "an older edition (v1, ar5iv, a reference): what changed since",
+)
+
+
 def anchor(help: str, cli_help: str) -> Argument:
     """A required anchor argument."""
     return Argument("anchor", "text", help, required=True, cli=CliArgument("ANCHOR", cli_help))
@@ -278,10 +285,18 @@ def read_text(result: service.ReadResult, _arguments: Arguments) -> tuple[str, s
 
 async def _outline(svc: PaperService, a: Arguments, door: Door) -> shapes.Outline:
     default = DEFAULT_WAIT_S if door == "mcp" else 0.0
+    if a.get("since"):
+        found = await svc.outline_since(a["paper"], a["since"], a.get("wait"), default_wait=default)
+        return found.value
     return (await svc.outline(a["paper"], a.get("wait"), default_wait=default)).value
 
 
 async def _read(svc: PaperService, a: Arguments, door: Door) -> service.ReadResult:
+    if a.get("since"):
+        found = await svc.read_since(
+            a["paper"], a["anchor"], a["since"], a.get("maxTokens"), door=door
+        )
+        return found.value
     return (await svc.read(a["paper"], a["anchor"], a.get("maxTokens"), door=door)).value
 
 
@@ -298,6 +313,8 @@ def _cite_on(paper: Paper, a: Arguments, context: Context) -> shapes.Cite:
 
 
 async def _references(svc: PaperService, a: Arguments, door: Door) -> shapes.ReferenceAnswer:
+    if a.get("since"):
+        return (await svc.references_since(a["paper"], a["since"])).value
     return (await svc.reference_answer(a["paper"], a.get("id") or None)).value
 
 
@@ -395,6 +412,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 default=DEFAULT_WAIT_S,
                 unit="seconds",
             ),
+            SINCE,
         ),
         _outline,
         _same,
@@ -432,6 +450,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                     flag="--max-tokens",
                 ),
             ),
+            SINCE,
         ),
         _read,
         None,
@@ -499,6 +518,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 blank=True,
                 cli=CliArgument("ID", "bib.bib12, 12 or [12]; omit for all entries", nargs="?"),
             ),
+            SINCE,
         ),
         _references,
         _same,
@@ -716,8 +736,29 @@ def _optional(name: str, help: str, kind: Kind = "text", **options: Any) -> Rest
     return _query(name, help, kind=kind, required=False, **options)
 
 
+REST_SINCE = _optional(
+    "since",
+    "an older edition of the paper (v1, ar5iv, arxiv, pdf or a reference of it): what "
+    "changed since, as CriticMarkup (SPEC §10)",
+)
+REST_SINCE_PATH = RestParameter(
+    "since",
+    "path",
+    "an older edition of the paper: vN, arxiv, ar5iv, pdf or a reference of the same paper",
+    "since",
+)
+
+
 async def _read_rest(svc: PaperService, a: Arguments) -> Any:
+    if a.get("since"):
+        return await svc.read_since(a["paper"], a.get("anchor"), a["since"], a["maxTokens"])
     return await svc.read(a["paper"], a.get("anchor"), a["maxTokens"])
+
+
+async def _references_rest(svc: PaperService, a: Arguments) -> Any:
+    if a.get("since"):
+        return await svc.references_since(a["paper"], a["since"])
+    return await svc.references(a["paper"])
 
 
 async def _categories(svc: PaperService, a: Arguments) -> shapes.Taxonomy:
@@ -819,7 +860,7 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/outline.json",
         "outline_json",
         "Outline",
-        (REST_PAPER,),
+        (REST_PAPER, REST_SINCE),
         lambda svc, a: _outline(svc, a, "rest"),
         shape=shapes.Outline,
         doc="Title, authors, abstract, TL;DR, contributions and the section tree with token "
@@ -828,11 +869,33 @@ ROUTES: Final[tuple[Route, ...]] = (
         caching="outline",
     ),
     Route(
+        "outline",
+        "/{paper:path}/changes/{since:path}.json",
+        "changes_json",
+        "What changed since another edition",
+        (REST_PAPER, REST_SINCE_PATH),
+        lambda svc, a: svc.changes(a["paper"], a["since"]),
+        shape=shapes.Changes,
+        doc="`Changes` (SPEC §10): counts of sections, paragraphs, equations, tables, figures and\n"
+        "references per kind of change, the numbers that changed, and every section's change.",
+    ),
+    Route(
+        "read",
+        "/{paper:path}/changes/{since:path}.md",
+        "changes_markdown",
+        "What changed since another edition, as CriticMarkup",
+        (REST_PAPER, REST_SINCE_PATH),
+        lambda svc, a: svc.changes_markdown(a["paper"], a["since"]),
+        form="markdown",
+        doc="The numbers that changed, the counts, then each changed section's changed blocks\n"
+        "in CriticMarkup (`{++…++}`, `{--…--}`, `{~~old~>new~~}`).",
+    ),
+    Route(
         "read",
         "/{paper:path}/sections/{anchor}.md",
         "section_markdown",
         "A node as Markdown",
-        (REST_PAPER, REST_ANCHOR, REST_MAX_TOKENS),
+        (REST_PAPER, REST_ANCHOR, REST_MAX_TOKENS, REST_SINCE),
         _read_rest,
         form="markdown",
         body=lambda result: result.markdown,
@@ -842,7 +905,7 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/sections/{anchor}.json",
         "section_json",
         "A node's Markdown",
-        (REST_PAPER, REST_ANCHOR, REST_MAX_TOKENS),
+        (REST_PAPER, REST_ANCHOR, REST_MAX_TOKENS, REST_SINCE),
         _read_rest,
         shape=shapes.SectionText,
         body=lambda result: result.to_json(),
@@ -878,9 +941,9 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/references.json",
         "references",
         "Bibliography",
-        (REST_PAPER,),
-        lambda svc, a: svc.references(a["paper"]),
-        shape=shapes.References,
+        (REST_PAPER, REST_SINCE),
+        _references_rest,
+        shape=shapes.References | shapes.ReferenceAnswer,
     ),
     Route(
         "references",

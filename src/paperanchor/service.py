@@ -13,8 +13,9 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Generic, Literal, Protocol, TypeVar, cast, overload
+from urllib.parse import quote
 
-from paperanchor import editions, quotes, refs, shapes
+from paperanchor import changes, editions, quotes, refs, shapes
 from paperanchor.anchors import WHOLE_PAPER, Located
 from paperanchor.discovery import bibtex, categories, query
 from paperanchor.errors import BadRequest, NotFound
@@ -26,6 +27,7 @@ from paperanchor.refs import PaperRef, parse_ref, shown
 from paperanchor.render.escape import markdown_line
 from paperanchor.render.json import equation_json, float_json, reference_json
 from paperanchor.render.markdown import (
+    join,
     tokens_of,
     truncate,
 )
@@ -348,6 +350,53 @@ def read(
     return ReadResult(
         meta.paper, meta.idv, shown_id, title, tokens_of(markdown), truncated, markdown
     )
+
+
+def read_since(
+    result: changes.Comparison,
+    anchor: str | None,
+    max_tokens: object = None,
+    door: Door = "rest",
+) -> ReadResult:
+    """A node's changes since another edition as CriticMarkup (SPEC §10 read since): its
+    blocks with their marks, unchanged blocks folded; the whole paper's changes for no anchor;
+    cut at `maxTokens` as any read."""
+    if max_tokens is WHOLE_NODE:
+        limit = sys.maxsize // 4
+    else:
+        limit = _int_arg("maxTokens", max_tokens, DEFAULT_MAX_TOKENS, MAX_TOKENS_RANGE)
+    paper = result.new
+    meta = paper.meta
+    since = quote_path(result.old.meta.idv)
+    if anchor is not None and anchor.strip() == WHOLE_PAPER:
+        anchor = None
+    if anchor is None:
+        chunks = changes.whole_markdown(result).rstrip("\n").split("\n\n")
+        title, shown_id = paper.document.title.text, ""
+        fetch = f"/{meta.idv}/changes/{since}.md"
+    else:
+        node = paper.index.resolve(anchor).node
+        chunks = changes.node_chunks(result, node.id)
+        title = node.title.text if isinstance(node, Section) else ""
+        alias = paper.index.alias_of.get(node.id, node.id)
+        fetch = f"/{meta.idv}/sections/{alias}.md?since={since}"
+        shown_id = node.id
+    full = join(chunks)
+    if len(full) <= limit * 4:
+        markdown, truncated = full, False
+    else:
+        whole = tokens_of(full)
+        markdown, truncated = truncate(
+            chunks, limit * 4, lambda remaining: _more(door, remaining, whole, fetch)
+        )
+    return ReadResult(
+        meta.paper, meta.idv, shown_id, title, tokens_of(markdown), truncated, markdown
+    )
+
+
+def quote_path(text: str) -> str:
+    """A reference as it goes in a path or query of ours (a legacy id keeps its slash)."""
+    return quote(text, safe="/")
 
 
 def permalink(meta: LoadedPaper, anchor: str | None) -> str | None:
@@ -674,6 +723,59 @@ class PaperService:
         key = editions.edition_key(old)
         alignment = await asyncio.to_thread(new.aligned, key, lambda: editions.align(old, new))
         return new, old, alignment, ref
+
+    async def compared(self, paper: str, since: str) -> Served[changes.Comparison]:
+        """`paper` compared with the edition `since` (SPEC §10), once per pair: kept with
+        `paper`'s view beside their alignment."""
+        new, old, alignment, ref = await self.aligned(paper, since)
+        key = f"changes:{editions.edition_key(old)}"
+        result = await asyncio.to_thread(
+            new.aligned, key, lambda: changes.compare(old, new, alignment)
+        )
+        return _served(result, ref, new)
+
+    async def outline_since(
+        self, paper: str, since: str, wait: object = None, *, default_wait: float = 0.0
+    ) -> Served[shapes.Outline]:
+        """The outline with each section's change since the edition `since`, and `changes`."""
+        found, compared = await asyncio.gather(
+            self.outline(paper, wait, default_wait=default_wait), self.compared(paper, since)
+        )
+        marked = changes.marked_outline(found.value, compared.value)
+        return Served(marked, found.asked, found.idv, found.version_confirmed, found.pending)
+
+    async def read_since(
+        self,
+        paper: str,
+        anchor: str | None,
+        since: str,
+        max_tokens: object = None,
+        door: Door = "rest",
+    ) -> Served[ReadResult]:
+        """A node's changes since the edition `since` as CriticMarkup (SPEC §10)."""
+        if max_tokens is not WHOLE_NODE:
+            _int_arg("maxTokens", max_tokens, DEFAULT_MAX_TOKENS, MAX_TOKENS_RANGE)
+        compared = await self.compared(paper, since)
+        result = await asyncio.to_thread(read_since, compared.value, anchor, max_tokens, door)
+        return Served(result, compared.asked, compared.idv, compared.version_confirmed)
+
+    async def references_since(self, paper: str, since: str) -> Served[shapes.ReferenceAnswer]:
+        """The bibliography entries added and removed since the edition `since`."""
+        compared = await self.compared(paper, since)
+        answer = changes.references_shape(compared.value)
+        return Served(answer, compared.asked, compared.idv, compared.version_confirmed)
+
+    async def changes(self, paper: str, since: str) -> Served[shapes.Changes]:
+        """`Changes` with every section's change (GET /{paper}/changes/{since}.json)."""
+        compared = await self.compared(paper, since)
+        answer = changes.changes_shape(compared.value, per_section=True)
+        return Served(answer, compared.asked, compared.idv, compared.version_confirmed)
+
+    async def changes_markdown(self, paper: str, since: str) -> Served[str]:
+        """The whole paper's changes as CriticMarkup (GET /{paper}/changes/{since}.md)."""
+        compared = await self.compared(paper, since)
+        text = await asyncio.to_thread(changes.whole_markdown, compared.value)
+        return Served(text, compared.asked, compared.idv, compared.version_confirmed)
 
     async def on_paper(self, paper: str, pure: Callable[[Paper], T]) -> Served[T]:
         """Any operation on one paper: the paper loaded, `pure` run on it in a worker thread."""

@@ -58,6 +58,8 @@ def sides(text: str) -> tuple[str, str]:
             end = _find(text, "~~}", middle + 2)
             old.append(text[start:middle])
             new.append(text[middle + 2 : end])
+        elif opener == "{>>":
+            end = _find(text, "<<}", start)  # a comment of ours (a moved block): neither side
         else:
             raise Unreadable(f"a {opener!r} mark we never write at {at}: {text[:200]!r}")
         at = end + 3

@@ -240,7 +240,7 @@ def _endpoint(route: operations.Route) -> Callable[..., Awaitable[Response]]:
             for value in (given[declared.name],)
         }
         if route.caching == "outline":
-            return await outline_answer(request, arguments["paper"])
+            return await outline_answer(request, arguments["paper"], since=arguments.get("since"))
         found = await route.call(service(request), arguments)
         value = found.value if route.caching == "paper" else found
         sent = route.body(value)
@@ -279,10 +279,16 @@ for _route in operations.ROUTES:
 # -- shared by the routes and the HTML page --------------------------------------------------
 
 
-async def outline_answer(request: Request, paper: str, *, vary_accept: bool = False) -> Response:
-    """The outline as JSON, honouring `Prefer: wait=N` (RFC 7240)."""
+async def outline_answer(
+    request: Request, paper: str, *, vary_accept: bool = False, since: str | None = None
+) -> Response:
+    """The outline as JSON, honouring `Prefer: wait=N` (RFC 7240); with `since`, marked with
+    what changed since that edition (SPEC §10)."""
     wait = prefer_wait(request.headers.getlist("prefer"))
-    outline = await service(request).outline(paper, wait, default_wait=0.0)
+    if since:
+        outline = await service(request).outline_since(paper, since, wait, default_wait=0.0)
+    else:
+        outline = await service(request).outline(paper, wait, default_wait=0.0)
     applied = {"Preference-Applied": f"wait={wait:g}"} if wait is not None else {}
     return answer(
         request,

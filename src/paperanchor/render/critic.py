@@ -19,7 +19,7 @@ the middle is said as one substitution, so a hostile pair of huge paragraphs cos
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from rapidfuzz.distance import Indel
@@ -124,16 +124,19 @@ def _common_head(a: Sequence[str], b: Sequence[str]) -> int:
 def _marked(a: list[str], b: list[str]) -> list[str]:
     return [
         "".join(b[b0:b1]) if same else substituted("".join(a[a0:a1]), "".join(b[b0:b1]))
-        for same, a0, a1, b0, b1 in _runs(a, b)
+        for same, a0, a1, b0, b1 in runs(a, b)
     ]
 
 
-def _runs(a: list[str], b: list[str]) -> list[tuple[bool, int, int, int, int]]:
-    """The two token lists as runs that are equal or differ (every insertion and deletion
-    between two equal runs merged into one: Indel has no substitution of its own)."""
+def runs(a: Sequence[Hashable], b: Sequence[Hashable]) -> list[tuple[bool, int, int, int, int]]:
+    """Two sequences (tokens, chunks, table rows) as runs that are equal or differ, as
+    `(equal, a_start, a_end, b_start, b_end)`: every insertion and deletion between two equal
+    runs merged into one (Indel has no substitution of its own)."""
     if not a or not b:
         return [(False, 0, len(a), 0, len(b))] if a or b else []
     runs: list[tuple[bool, int, int, int, int]] = []
+    if len(a) * len(b) > MAX_CELLS:
+        return [(False, 0, len(a), 0, len(b))]
     for op in Indel.opcodes(a, b):
         same = op.tag == "equal"
         if runs and not same and not runs[-1][0]:
@@ -182,7 +185,7 @@ def numbers(old: str, new: str) -> list[NumberChange]:
     if len(a) * len(b) > MAX_CELLS:
         spans = [(a, b)]
     else:
-        spans = [(a[a0:a1], b[b0:b1]) for same, a0, a1, b0, b1 in _runs(a, b) if not same]
+        spans = [(a[a0:a1], b[b0:b1]) for same, a0, a1, b0, b1 in runs(a, b) if not same]
     found: list[NumberChange] = []
     for old_run, new_run in spans:
         old_numbers = _numbers_in(old_run)
@@ -198,3 +201,63 @@ def _numbers_in(run: list[str]) -> list[str]:
     # a number set as math (`$41.8$`, a table cell's) is a number too
     found = (token.strip("$") for token in run)
     return [token for token in found if _NUMBER.fullmatch(token)]
+
+
+_OPENER = re.compile(r"\{(?:\+\+|--|~~|>>)")
+_CLOSER = {"{++": "++}", "{--": "--}", "{~~": "~~}", "{>>": "<<}"}
+
+
+def _marks(marked: str) -> list[tuple[int, int]]:
+    """Where our marks are in CriticMarkup we wrote (escape-aware, as a reader finds them)."""
+    spans: list[tuple[int, int]] = []
+    at = 0
+    while at < len(marked):
+        if marked[at] == "\\":
+            at += 2
+            continue
+        if _OPENER.match(marked, at):
+            closer = _CLOSER[marked[at : at + 3]]
+            end = at + 3
+            while end < len(marked) and not marked.startswith(closer, end):
+                end += 2 if marked[end] == "\\" else 1
+            spans.append((at, min(len(marked), end + 3)))
+            at = end + 3
+            continue
+        at += 1
+    return spans
+
+
+def marked(text: str) -> bool:
+    """Whether CriticMarkup we wrote holds a mark."""
+    return bool(_marks(text))
+
+
+def trimmed(marked: str, context: int) -> str:
+    """CriticMarkup with the unchanged text between marks cut to `context` tokens either side
+    of each mark (` … ` in between): a summary of the changes, not a text to read back."""
+    spans = _marks(marked)
+    if not spans:
+        return marked
+    out: list[str] = []
+    at = 0
+    for index, (start, end) in enumerate(spans):
+        out.append(_cut(marked[at:start], context, head=index > 0, tail=True))
+        out.append(marked[start:end])
+        at = end
+    out.append(_cut(marked[at:], context, head=True, tail=False))
+    return "".join(out)
+
+
+def opening(text: str, context: int) -> str:
+    """The first `context` tokens of an unmarked text, with ` …` when there is more."""
+    return _cut(text, context, head=True, tail=False)
+
+
+def _cut(text: str, context: int, *, head: bool, tail: bool) -> str:
+    pieces = tokens(text)
+    keep = context * (int(head) + int(tail))
+    if len(pieces) <= keep + 4:
+        return text
+    first = "".join(pieces[:context]) if head else ""
+    last = "".join(pieces[len(pieces) - context :]) if tail else ""
+    return f"{first} … {last}" if head and tail else f"{first} …" if head else f"… {last}"

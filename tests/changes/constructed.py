@@ -1,0 +1,108 @@
+"""Constructed pairs of editions (tests and bench/changes.py): a fixture paper and the same
+paper with scripted edits, made with lxml from fixtures/html/full.html, with their truth known by
+construction: what each kind of block should count, which sections changed, which numbers."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from lxml import html
+
+from tests.conftest import FIXTURES
+
+SOURCE = FIXTURES / "html" / "full.html"
+NEW_PARAGRAPH = (
+    "<div class='ltx_para' id='S4.p9'><p class='ltx_p'>We repeated every run on a second "
+    "machine; the figures did not move.</p></div>"
+)
+NOTHING = {"edited": 0, "added": 0, "moved": 0, "removed": 0}
+
+
+@dataclass(frozen=True)
+class Constructed:
+    """Two editions of one paper as HTML and what comparing them must say."""
+
+    name: str
+    old: bytes
+    new: bytes
+    counts: dict[str, dict[str, int]]
+    """per kind of block: how many were edited, added, moved, removed (same is not checked)"""
+    sections: dict[str, str] = field(default_factory=dict)
+    """section id -> its change, for every section that is not `same`"""
+    numbers: list[dict[str, str]] = field(default_factory=list)
+
+
+def _page() -> Any:
+    return html.fromstring(SOURCE.read_bytes())
+
+
+def _bytes(root: Any) -> bytes:
+    return bytes(html.tostring(root, doctype="<!DOCTYPE html>", encoding="utf-8"))
+
+
+def _first_text(element: Any, old: str, new: str) -> None:
+    for node in element.iter():
+        for attribute in ("text", "tail"):
+            value = getattr(node, attribute)
+            if value and old in value:
+                setattr(node, attribute, value.replace(old, new, 1))
+                return
+    raise AssertionError(f"{old!r} is not in {element.get('id')}")
+
+
+def edited() -> Constructed:
+    """A sentence edited, a table cell changed, an equation's TeX changed, a paragraph moved to
+    another section, one deleted and one added."""
+    root = _page()
+    _first_text(root.get_element_by_id("S1.p2"), "Earlier work", "Prior work")
+    _first_text(root.get_element_by_id("S4.T2.4.2.1.2"), "0.50", "0.55")
+    equation = root.get_element_by_id("S2.E1")
+    annotation = next(
+        a for a in equation.iter("annotation") if a.get("encoding") == "application/x-tex"
+    )
+    annotation.text = annotation.text.replace("w_{f}", "v_{f}", 1)
+    moved = root.get_element_by_id("S1.p3")
+    moved.getparent().remove(moved)
+    target = root.get_element_by_id("S5.p1")
+    target.addnext(moved)
+    removed = root.get_element_by_id("A2.p1")
+    removed.getparent().remove(removed)
+    root.get_element_by_id("S4.p1").addnext(html.fragment_fromstring(NEW_PARAGRAPH))
+    return Constructed(
+        "edited",
+        SOURCE.read_bytes(),
+        _bytes(root),
+        {
+            "paragraphs": {"edited": 1, "added": 1, "moved": 1, "removed": 1},
+            "equations": {**NOTHING, "edited": 1},
+            "tables": {**NOTHING, "edited": 1},
+            "figures": NOTHING,
+            "sections": {**NOTHING, "edited": 6},
+        },
+        # S2 holds S2.SS1, whose paragraph's equation changed
+        {s: "edited" for s in ("S1", "S2", "S2.SS1", "S4", "S5", "A2")},
+        [{"anchor": "S4.T2", "old": "0.50", "new": "0.55"}],
+    )
+
+
+def rendering() -> Constructed:
+    """The same text rendered otherwise: the introduction's paragraphs numbered from 11 and the
+    text's whitespace laid out anew."""
+    root = _page()
+    section = root.get_element_by_id("S1")
+    for number, paragraph in enumerate(section.find_class("ltx_para"), start=11):
+        paragraph.set("id", f"S1.p{number}")
+    for node in root.iter():
+        if node.tail and node.tail.strip() == "" and "\n" in node.tail:
+            node.tail = "\n  "
+    return Constructed(
+        "rendering",
+        SOURCE.read_bytes(),
+        _bytes(copy.deepcopy(root)),
+        {kind: NOTHING for kind in ("paragraphs", "equations", "tables", "figures", "sections")},
+    )
+
+
+PAIRS = (edited, rendering)
