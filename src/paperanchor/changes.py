@@ -15,8 +15,10 @@ Pure: the papers and their alignment come in, shapes and text go out.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from html import escape
 from typing import Literal
 
 from paperanchor import shapes
@@ -24,8 +26,10 @@ from paperanchor.editions import Alignment, Pair
 from paperanchor.paper import Paper
 from paperanchor.render import critic
 from paperanchor.render.escape import markdown_line
+from paperanchor.render.html import critic_html, inline_critic_html
 from paperanchor.render.json import reference_json
 from paperanchor.render.markdown import block_chunks, heading
+from paperanchor.render.mathml import MathBudget
 from paperanchor.render.text import plain_text
 from paperanchor.tree import (
     Bibliography,
@@ -212,10 +216,61 @@ def _block_change(pair: Pair, moved: set[str], result: Comparison) -> Change:
     old_node = result.old_layout.nodes.get(pair.old or "")
     new_node = result.new_layout.nodes.get(pair.new or "")
     if pair.status == "edited" and old_node is not None and new_node is not None:
-        if isinstance(new_node, Paragraph) and _own_text(old_node) == _own_text(new_node):
+        if not _reworded(old_node, new_node):
             return "moved" if pair.new in moved else "same"
         return "edited"
     return "moved" if pair.new in moved else "same"
+
+
+# Two renderings of one text differ in what is not words: a citation in brackets or in
+# parentheses, `CO2` or `CO${}_{2}$`, `\displaystyle` or a group's braces around a symbol. Words
+# and numbers are compared outside math, and inside it the TeX without its spacing, grouping and
+# style commands; a change of punctuation alone reads as no change (the one kind of real edit
+# this leaves out: measured on corpus/pairs, it removes the rendering's false changes).
+_MATH_SPAN = re.compile(r"(?<!\\)\$(?:[^$\\]|\\.)*\$")
+_NOT_WORD = re.compile(r"[\W_]+")
+_TEX_NOISE = re.compile(
+    r"\\(?:displaystyle|textstyle|scriptstyle|mathrm|mathit|text|mathbf|operatorname|left|right"
+    r"|big|Big|bigl|bigr|Bigl|Bigr|quad|qquad)(?![a-zA-Z])|\\[,;!:]|[\s{}_^]"
+)
+
+
+# A TeX comment runs to the end of its line (a `%` and a line break LaTeXML keeps in the TeX).
+_TEX_COMMENT = re.compile(r"(?<!\\)%[^\n]*\n?")
+# A citation group as printed: its numbers or keys differ between renderings (`[19]` or
+# `[nakajima_2024]` when a conversion could not number it); how many it cites does not.
+_CITATION = re.compile(r"[\[(]((?:[\w:./-]{2,}|\d+)(?:\s*[,;]\s*(?:[\w:./-]{2,}|\d+)){0,40})[\])]")
+
+
+def _tex(tex: str) -> str:
+    return _TEX_NOISE.sub("", _TEX_COMMENT.sub("", tex))
+
+
+def _cited(match: re.Match[str]) -> str:
+    return f" cites{len(re.split(r'[,;]', match.group(1)))} "
+
+
+def _rendering_free(text: str) -> str:
+    out: list[str] = []
+    at = 0
+    for match in _MATH_SPAN.finditer(text):
+        out.append(_words(text[at : match.start()]))
+        out.append(_tex(match.group()[1:-1]))
+        at = match.end()
+    out.append(_words(text[at:]))
+    return "".join(out).casefold()
+
+
+def _words(text: str) -> str:
+    return _NOT_WORD.sub("", _CITATION.sub(_cited, text))
+
+
+def _reworded(old: Node, new: Node) -> bool:
+    """Whether a block's words (a paragraph's own, an equation's TeX, a table's cells and
+    caption) changed, beyond what another rendering of the same text changes."""
+    if isinstance(old, Equation) and isinstance(new, Equation):
+        return _tex(old.latex or old.text) != _tex(new.latex or new.text)
+    return _rendering_free(_own_text(old)) != _rendering_free(_own_text(new))
 
 
 # -- the pieces of each section -----------------------------------------------------------------
@@ -287,15 +342,24 @@ def _piece(node: Node, pair: Pair | None, result: Comparison, moved: set[str]) -
         return Piece("added", node_id, None, tuple(critic.inserted(c) for c in _chunks(node)))
     old_node = result.old_layout.nodes[pair.old]
     moved_from = pair.old if node_id in moved else None
-    if pair.status in ("same", "moved"):
+    # a paragraph whose words stayed but whose display equation changed is shown edited
+    if change != "edited" and not _inner_edit(node, result):
         return Piece(change, node_id, pair.old, tuple(_chunks(node)), moved_from)
     marked = tuple(block_diff(old_node, node))
     if isinstance(node, Paragraph | Table):
         _numbers(old_node, node, result)
-    # a paragraph whose words stayed but whose display equation changed is shown edited
-    unchanged: Change = "moved" if moved_from else "same"
-    shown: Change = "edited" if marked != tuple(_chunks(node)) else unchanged
-    return Piece(shown, node_id, pair.old, marked, moved_from)
+    return Piece("edited", node_id, pair.old, marked, moved_from)
+
+
+def _inner_edit(node: Node, result: Comparison) -> bool:
+    """Whether a paragraph holds a display equation whose TeX changed."""
+    if not isinstance(node, Paragraph):
+        return False
+    for block in node.blocks:
+        rows = block.rows if isinstance(block, EquationGroup) else (block,)
+        if any(result.blocks.get(row.id) == "edited" for row in rows if isinstance(row, Equation)):
+            return True
+    return False
 
 
 def block_diff(old: Node, new: Node) -> list[str]:
@@ -772,3 +836,99 @@ def _summary(shape: shapes.Changes) -> str:
     if references["added"] or references["removed"]:
         parts.append(f"references: {references['added']} added, {references['removed']} removed")
     return "; ".join(parts) + "." if parts else "No change."
+
+
+# -- the HTML page of changes --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PageSection:
+    """One section as the page of changes shows it (its HTML escaped at render/html.py)."""
+
+    id: str
+    label: str
+    """its number and title, as text"""
+    heading: str
+    """its number and title as HTML, a changed title marked"""
+    change: str
+    changed: int
+    body: str
+
+
+def _label(section: Section) -> str:
+    return f"{section.tag.strip()} {section.title.text}".strip()
+
+
+def _body(result: Comparison, pieces: Sequence[Piece], math: MathBudget) -> str:
+    parts: list[str] = []
+    same = 0
+
+    def flush() -> None:
+        nonlocal same
+        if same:
+            parts.append(f'<p class="folded">{same} unchanged block{"s" if same > 1 else ""}</p>')
+            same = 0
+
+    for piece in pieces:
+        if piece.change == "same":
+            same += 1
+            continue
+        flush()
+        if piece.change in ("added", "removed"):
+            tag = "ins" if piece.change == "added" else "del"
+            inner = "\n\n".join(chunk[3:-3] for chunk in piece.markdown)
+            parts.append(f'<{tag} class="block">{critic_html(inner, math)}</{tag}>')
+            continue
+        if piece.moved_from is not None:
+            note = moved_note(result, piece.moved_from)[3:-3]
+            parts.append(f'<p class="moved">{escape(critic_unescaped(note))}</p>')
+        parts.append(critic_html("\n\n".join(piece.markdown), math))
+    flush()
+    return "".join(parts)
+
+
+def critic_unescaped(text: str) -> str:
+    """Our escaped one-line Markdown (a note) back to its text, for HTML's own escaping."""
+    return _BACKSLASH.sub(r"\1", text)
+
+
+_BACKSLASH = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def page_sections(result: Comparison) -> tuple[list[PageSection], list[PageSection]]:
+    """The sections of the page of changes in reading order (the abstract first), and those
+    of the old edition that are gone, each with its changed blocks as HTML."""
+    math = MathBudget()
+    shown: list[PageSection] = []
+    if result.new.document.abstract is not None:
+        change, changed = result.sections.get(ABSTRACT, ("same", 0))
+        body = _body(result, result.pieces.get(ABSTRACT, []), math) if changed else ""
+        shown.append(PageSection(ABSTRACT, "Abstract", "Abstract", change, changed, body))
+    for node, (change, changed) in _sections_in_order(result):
+        old = result.old_layout.nodes.get(result.old_section.get(node.id, ""))
+        new_title = critic.escape(_title_markdown(node))
+        title = (
+            critic.chunk(critic.escape(_title_markdown(old)), new_title)
+            if isinstance(old, Section)
+            else new_title
+        )
+        body = _body(result, result.pieces.get(node.id, []), math) if change != "same" else ""
+        heading_html = inline_critic_html(title, math)
+        shown.append(PageSection(node.id, _label(node), heading_html, change, changed, body))
+    gone: list[PageSection] = []
+    for section_id in result.removed_sections:
+        removed = result.old_layout.nodes.get(section_id)
+        if isinstance(removed, Section):
+            body = _body(result, result.pieces.get(section_id, []), math)
+            gone.append(PageSection(section_id, _label(removed), "", "removed", 0, body))
+    return shown, gone
+
+
+def _title_markdown(section: Section) -> str:
+    tag = markdown_line(section.tag.strip())
+    return f"{tag} {section.title.markdown}".strip()
+
+
+def summary(result: Comparison) -> str:
+    """The counts in one sentence: `sections: 6 edited; paragraphs: 1 edited, 1 added …`."""
+    return _summary(changes_shape(result))

@@ -17,6 +17,11 @@ NEW_PARAGRAPH = (
     "<div class='ltx_para' id='S4.p9'><p class='ltx_p'>We repeated every run on a second "
     "machine; the figures did not move.</p></div>"
 )
+NEW_REFERENCE = (
+    "<li id='bib.bib9' class='ltx_bibitem'><span class='ltx_tag ltx_tag_bibitem'>[9]</span>"
+    "<span class='ltx_bibblock'>A. Author. </span><span class='ltx_bibblock'>Revision tracking "
+    "for scholarly papers, revisited. </span><span class='ltx_bibblock'>2026.</span></li>"
+)
 NOTHING = {"edited": 0, "added": 0, "moved": 0, "removed": 0}
 
 
@@ -54,7 +59,7 @@ def _first_text(element: Any, old: str, new: str) -> None:
 
 def edited() -> Constructed:
     """A sentence edited, a table cell changed, an equation's TeX changed, a paragraph moved to
-    another section, one deleted and one added."""
+    another section, one deleted and one added, a reference added."""
     root = _page()
     _first_text(root.get_element_by_id("S1.p2"), "Earlier work", "Prior work")
     _first_text(root.get_element_by_id("S4.T2.4.2.1.2"), "0.50", "0.55")
@@ -70,6 +75,8 @@ def edited() -> Constructed:
     removed = root.get_element_by_id("A2.p1")
     removed.getparent().remove(removed)
     root.get_element_by_id("S4.p1").addnext(html.fragment_fromstring(NEW_PARAGRAPH))
+    bibliography = root.get_element_by_id("bib.bib1").getparent()
+    bibliography.append(html.fragment_fromstring(NEW_REFERENCE))
     return Constructed(
         "edited",
         SOURCE.read_bytes(),
@@ -79,10 +86,11 @@ def edited() -> Constructed:
             "equations": {**NOTHING, "edited": 1},
             "tables": {**NOTHING, "edited": 1},
             "figures": NOTHING,
-            "sections": {**NOTHING, "edited": 6},
+            "sections": {**NOTHING, "edited": 7},
+            "references": {"added": 1, "removed": 0},
         },
         # S2 holds S2.SS1, whose paragraph's equation changed
-        {s: "edited" for s in ("S1", "S2", "S2.SS1", "S4", "S5", "A2")},
+        {s: "edited" for s in ("S1", "S2", "S2.SS1", "S4", "S5", "A2", "bib")},
         [{"anchor": "S4.T2", "old": "0.50", "new": "0.55"}],
     )
 
@@ -101,7 +109,11 @@ def rendering() -> Constructed:
         "rendering",
         SOURCE.read_bytes(),
         _bytes(copy.deepcopy(root)),
-        {kind: NOTHING for kind in ("paragraphs", "equations", "tables", "figures", "sections")},
+        {
+            **{kind: NOTHING for kind in ("paragraphs", "equations", "tables", "figures")},
+            "sections": NOTHING,
+            "references": {"added": 0, "removed": 0},
+        },
     )
 
 

@@ -4,6 +4,7 @@ truth is known by construction, a pair that differs only in rendering, and every
 from __future__ import annotations
 
 import functools
+import re
 import time
 
 import pytest
@@ -17,9 +18,8 @@ from tests.changes.constructed import PAIRS, Constructed
 from tests.corpus_pages import PAIR_PAGES, page_bytes
 from tests.render.critic_reader import sides
 
-CORPUS_PAIRS = sorted(
-    {(n.split("/")[1].split(".ar")[0].rstrip("v0123456789") or n) for n in PAIR_PAGES}
-)
+# each pair's arXiv id: `pairs/2401.10225v1.arxiv.html` and `pairs/2401.10225.ar5iv.html`
+CORPUS_PAIRS = sorted({re.sub(r"v\d+$", "", n.split("/")[1].split(".ar")[0]) for n in PAIR_PAGES})
 
 
 def _paper(page: bytes, idv: str) -> Paper:
@@ -33,7 +33,11 @@ def _compared(pair: Constructed) -> changes.Comparison:
 
 @functools.cache
 def _corpus(stem: str) -> tuple[Paper, Paper]:
-    names = [n for n in PAIR_PAGES if n.split("/")[1].startswith(stem)]
+    names = [
+        n
+        for n in PAIR_PAGES
+        if n.split("/")[1].startswith(f"{stem}.") or n.split("/")[1].startswith(f"{stem}v")
+    ]
     old = next(n for n in names if ".ar5iv." in n)
     new = next(n for n in names if ".arxiv." in n)
     return _paper(page_bytes(old), f"{stem}.ar5iv"), _paper(page_bytes(new), f"{stem}.arxiv")
