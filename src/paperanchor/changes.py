@@ -26,9 +26,9 @@ from paperanchor.editions import Alignment, Pair
 from paperanchor.paper import Paper
 from paperanchor.render import critic
 from paperanchor.render.escape import markdown_line
-from paperanchor.render.html import critic_html, inline_critic_html
+from paperanchor.render.html import critic_html, footnotes_by_label, inline_critic_html
 from paperanchor.render.json import reference_json
-from paperanchor.render.markdown import block_chunks, heading
+from paperanchor.render.markdown import block_chunks, footnote_chunks, heading, notes_in
 from paperanchor.render.mathml import MathBudget
 from paperanchor.render.text import plain_text
 from paperanchor.tree import (
@@ -710,13 +710,25 @@ def node_chunks(result: Comparison, node_id: str, *, fold: bool = True) -> list[
     node = result.new_layout.nodes.get(node_id)
     if node is None:
         return []
-    if not isinstance(node, Section):
+    if isinstance(node, Section):
+        body = _section_chunks(result, node, fold=fold)
+        old_id = result.old_section.get(node_id)
+    else:
+        body, old_id = _chunks(node), None
         top = result.new_layout.top.get(node_id, node_id)
         for piece in result.pieces.get(result.new_layout.section.get(node_id, ""), []):
             if piece.node_id == top and top == node_id:
-                return piece_chunks(result, piece)
-        return _chunks(node)
-    return _section_chunks(result, node, fold=fold)
+                body, old_id = piece_chunks(result, piece), piece.old_id
+                break
+    # the footnotes its text references, at its end as in a plain read, compared too
+    old_node = result.old_layout.nodes.get(old_id) if old_id is not None else None
+    old_notes = _notes(old_node, result.old.document) if old_node is not None else []
+    new_notes = _notes(node, result.new.document)
+    return body + chunks_diff(old_notes, new_notes)
+
+
+def _notes(node: Node, document: Document) -> list[str]:
+    return [critic.escape(c) for c in footnote_chunks(notes_in([node]), document.footnotes)]
 
 
 def _section_chunks(result: Comparison, section: Section, *, fold: bool) -> list[str]:
@@ -860,6 +872,7 @@ def _label(section: Section) -> str:
 
 
 def _body(result: Comparison, pieces: Sequence[Piece], math: MathBudget) -> str:
+    notes = {**footnotes_by_label(result.old.document), **footnotes_by_label(result.new.document)}
     parts: list[str] = []
     same = 0
 
@@ -877,12 +890,12 @@ def _body(result: Comparison, pieces: Sequence[Piece], math: MathBudget) -> str:
         if piece.change in ("added", "removed"):
             tag = "ins" if piece.change == "added" else "del"
             inner = "\n\n".join(chunk[3:-3] for chunk in piece.markdown)
-            parts.append(f'<{tag} class="block">{critic_html(inner, math)}</{tag}>')
+            parts.append(f'<{tag} class="block">{critic_html(inner, math, notes)}</{tag}>')
             continue
         if piece.moved_from is not None:
             note = moved_note(result, piece.moved_from)[3:-3]
             parts.append(f'<p class="moved">{escape(critic_unescaped(note))}</p>')
-        parts.append(critic_html("\n\n".join(piece.markdown), math))
+        parts.append(critic_html("\n\n".join(piece.markdown), math, notes))
     flush()
     return "".join(parts)
 

@@ -580,11 +580,19 @@ def _critic_markdown_it() -> MarkdownIt:
 _CRITIC_MD = _critic_markdown_it()
 
 
-def critic_html(markdown: str, math: MathBudget | None = None) -> str:
+def critic_html(
+    markdown: str, math: MathBudget | None = None, notes: dict[str, Footnote] | None = None
+) -> str:
     """Our CriticMarkup (render/critic.py) as HTML: blocks as blocks, `<ins>`/`<del>` for the
-    marks, math as MathML, raw HTML off as everywhere else."""
-    rendered: str = _CRITIC_MD.render(markdown, {"math": math or MathBudget(), "notes": {}})
+    marks, math as MathML, footnote marks of `notes`, raw HTML off as everywhere else."""
+    env = {"math": math or MathBudget(), "notes": notes or {}}
+    rendered: str = _CRITIC_MD.render(markdown, env)
     return rendered
+
+
+def footnotes_by_label(document: Document) -> dict[str, Footnote]:
+    """A paper's footnotes by the label its Markdown references them with (`[^3]`)."""
+    return {note_label(note.mark): note for note in document.footnotes.values()}
 
 
 def inline_critic_html(markdown: str, math: MathBudget | None = None) -> str:
