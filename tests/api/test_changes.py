@@ -14,8 +14,6 @@ from typing import Any
 import pytest
 
 from paperanchor.render.markdown import tokens_of
-from tests.api.conftest import settings_for
-from tests.api.live import LiveServer, live_server
 from tests.api.test_mcp import call, session, text_of
 from tests.api.test_pages import DESKTOP, PHONE, _screenshot, browser  # noqa: F401
 from tests.changes.constructed import edited, rendering
@@ -27,7 +25,8 @@ CORPUS_PAIR = ("2403.04706.ar5iv.html", "2403.04706v1.arxiv.html")
 
 
 @pytest.fixture(scope="module")
-def editions_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def papers_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The local directory of this module's server (tests/api/conftest.py): editions."""
     folder = tmp_path_factory.mktemp("editions")
     pair = edited()
     (folder / "full-v1.html").write_bytes(pair.old)
@@ -36,21 +35,6 @@ def editions_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(CORPUS / "pairs" / CORPUS_PAIR[0], folder / "pair-old.html")
     shutil.copy(CORPUS / "pairs" / CORPUS_PAIR[1], folder / "pair-new.html")
     return folder
-
-
-@pytest.fixture(scope="module")
-def server(
-    replay_server: Any, editions_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[LiveServer]:
-    cache = tmp_path_factory.mktemp("cache")
-    with live_server(settings_for(replay_server, cache, local_dir=editions_dir)) as live:
-        yield live
-
-
-@pytest.fixture
-def http(server: LiveServer) -> Iterator[Any]:
-    with server.client() as client:
-        yield client
 
 
 NEW, OLD = "local/full-v2", "local/full-v1"
