@@ -238,7 +238,7 @@ _TEX_NOISE = re.compile(
 # A TeX comment runs to the end of its line (a `%` and a line break LaTeXML keeps in the TeX).
 _TEX_COMMENT = re.compile(r"(?<!\\)%[^\n]*\n?")
 # A citation group as printed: its numbers or keys differ between renderings (`[19]` or
-# `[nakajima_2024]` when a conversion could not number it); how many it cites does not.
+# `[nakajima_2024]` when a conversion could not number it); how many works it cites does not.
 _CITATION = re.compile(r"[\[(]((?:[\w:./-]{2,}|\d+)(?:\s*[,;]\s*(?:[\w:./-]{2,}|\d+)){0,40})[\])]")
 
 
@@ -247,7 +247,8 @@ def _tex(tex: str) -> str:
 
 
 def _cited(match: re.Match[str]) -> str:
-    return f" cites{len(re.split(r'[,;]', match.group(1)))} "
+    # one word a work cited: `[1, 2, 3]` and `[1]; [2]; [3]` say the same
+    return " cite" * len(re.split(r"[,;]", match.group(1))) + " "
 
 
 def _rendering_free(text: str) -> str:
@@ -255,7 +256,9 @@ def _rendering_free(text: str) -> str:
     at = 0
     for match in _MATH_SPAN.finditer(text):
         out.append(_words(text[at : match.start()]))
-        out.append(_tex(match.group()[1:-1]))
+        tex = _tex(match.group()[1:-1])
+        # math without a letter or digit (`${}^{*}$` for a `∗`) is punctuation, as outside it
+        out.append(tex if _NOT_WORD.sub("", tex) else "")
         at = match.end()
     out.append(_words(text[at:]))
     return "".join(out).casefold()
