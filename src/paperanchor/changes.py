@@ -312,6 +312,7 @@ def _pieces(
             last_kept[old_section] = pair.new
             continue
         after[old_id] = last_kept.get(old_section)
+    placed: dict[str, dict[str | None, list[Piece]]] = {}
     for old_id, before in after.items():
         node = old_layout.nodes[old_id]
         old_section = old_layout.section.get(old_id, "")
@@ -320,14 +321,17 @@ def _pieces(
         result.blocks.setdefault(old_id, "removed")
         if target is None:
             result.pieces.setdefault(old_section, []).append(piece)
-            continue
-        pieces = result.pieces.setdefault(target, [])
-        at = 0
-        if before is not None:
-            at = next((i + 1 for i, p in enumerate(pieces) if p.node_id == before), len(pieces))
-        while at < len(pieces) and pieces[at].change == "removed":
-            at += 1
-        pieces.insert(at, piece)
+        else:
+            placed.setdefault(target, {}).setdefault(before, []).append(piece)
+    for target, by_before in placed.items():
+        kept = result.pieces.get(target, [])
+        merged = list(by_before.pop(None, []))
+        for piece in kept:
+            merged.append(piece)
+            merged.extend(by_before.pop(piece.node_id, []))
+        for rest in by_before.values():  # its neighbour is elsewhere now: at the end
+            merged.extend(rest)
+        result.pieces[target] = merged
 
 
 def _piece(node: Node, pair: Pair | None, result: Comparison, moved: set[str]) -> Piece:
@@ -434,27 +438,26 @@ def _paired_rows(
         if same:
             paired.extend((n, n) for n in news[b0:b1])
             continue
-        left = list(range(a0, a1))
+        # first by label (the first cell), then the rest in order when as many are left
         by_label: dict[str, int] = {}
-        for index in left:
+        for index in range(a0, a1):
             by_label.setdefault(olds[index][0] if olds[index] else "", index)
+        match_of: dict[int, int] = {}
         used: set[int] = set()
         for index in range(b0, b1):
-            label = news[index][0] if news[index] else ""
-            match = by_label.get(label)
-            if match is None or match in used:
-                match = next(
-                    (
-                        i
-                        for i in left
-                        if i not in used and olds[i][0] not in {news[j][0] for j in range(b0, b1)}
-                    ),
-                    None,
-                )
-            if match is not None:
+            match = by_label.get(news[index][0] if news[index] else "")
+            if match is not None and match not in used:
+                match_of[index] = match
                 used.add(match)
+        spare_old = [i for i in range(a0, a1) if i not in used]
+        spare_new = [j for j in range(b0, b1) if j not in match_of]
+        if len(spare_old) == len(spare_new):
+            match_of.update(zip(spare_new, spare_old, strict=True))
+            used.update(spare_old)
+        for index in range(b0, b1):
+            match = match_of.get(index)
             paired.append((olds[match] if match is not None else None, news[index]))
-        paired.extend((olds[i], None) for i in left if i not in used)
+        paired.extend((olds[i], None) for i in range(a0, a1) if i not in used)
     return paired
 
 

@@ -188,7 +188,7 @@ def test_two_huge_paragraphs_are_compared_in_bounded_time_and_memory() -> None:
         [sys.executable, "-c", HUGE, "200000"], capture_output=True, text=True, check=True
     )
     measured = json.loads(answer.stdout)
-    assert measured["seconds"] < 2.0, measured
+    assert measured["seconds"] < 6.0, measured  # 0.83 s on an idle machine; 2 shared cores
     assert measured["mb"] < 150, measured
     assert measured["marks"] == 1, measured
     assert time.perf_counter() - started < 20
