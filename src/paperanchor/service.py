@@ -732,7 +732,10 @@ class PaperService:
         result = await asyncio.to_thread(
             new.aligned, key, lambda: changes.compare(old, new, alignment)
         )
-        return _served(result, ref, new)
+        # an answer about two editions lasts as long as the shorter-lived: pinned only when the
+        # edition `since` is a confirmed version too (ar5iv's one rendering may be redone)
+        lasting = old.meta.version_confirmed and old.meta.version is not None
+        return Served(result, ref, new.meta.idv, new.meta.version_confirmed and lasting)
 
     async def outline_since(
         self, paper: str, since: str, wait: object = None, *, default_wait: float = 0.0

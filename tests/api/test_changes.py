@@ -201,3 +201,18 @@ def test_the_changes_page_shows_ins_del_and_mathml_and_folds_unchanged_sections(
     assert page.locator("details.same").count() >= 5
     assert page.locator("ul.numbers li").inner_text().startswith("0.50")
     _screenshot(page, f"changes-full-{width}")
+
+
+def test_the_changes_page_of_a_corpus_pair_fits_the_window(server, viewer) -> None:
+    width, page = viewer
+    page.goto(f"{server.url}/local/pair-new/changes/local/pair-old")
+    size = PHONE if width == "375px" else DESKTOP
+    assert page.evaluate("document.documentElement.scrollWidth") <= size["width"]
+    assert page.locator("section.change").count() >= 1
+    _screenshot(page, f"changes-2403.04706-{width}")
+
+
+def test_a_cut_read_since_says_how_to_get_the_rest_with_since(http) -> None:
+    answer = http.get(f"/{NEW}/sections/S4.md", params={"since": OLD, "maxTokens": 100}).text
+    assert len(answer) <= 400
+    assert answer.rstrip().endswith(f"fetch /{NEW}/sections/S4.md?since={OLD}]")
