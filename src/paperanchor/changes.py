@@ -109,7 +109,10 @@ class Comparison:
     old: Paper
     new: Paper
     blocks: dict[str, Change] = field(default_factory=dict)
-    """new id (old id when removed) -> what became of the block"""
+    """new id -> what became of the block"""
+    removed: dict[str, None] = field(default_factory=dict)
+    """old ids of the blocks that are gone, in their order (apart from `blocks`: a renumbered
+    edition gives another block the id of one that went)"""
     sections: dict[str, tuple[SectionMark, int]] = field(default_factory=dict)
     """new section id -> its change and how many of its blocks differ"""
     removed_sections: list[str] = field(default_factory=list)
@@ -132,15 +135,14 @@ def compare(old: Paper, new: Paper, alignment: Alignment) -> Comparison:
     result.old_section = {new: old for old, new in section_of.items()}
     moved = _moved(alignment.blocks, result, section_of)
     for pair in alignment.blocks:
-        result.blocks[_key(pair)] = _block_change(pair, moved, result)
+        if pair.new is None:
+            result.removed[pair.old or ""] = None
+        else:
+            result.blocks[pair.new] = _block_change(pair, moved, result)
     _pieces(alignment, result, section_of, moved)
     _section_changes(alignment, result, section_of)
     result.counts = _counts(alignment, result)
     return result
-
-
-def _key(pair: Pair) -> str:
-    return pair.new if pair.new is not None else pair.old or ""
 
 
 def _section_pairs(alignment: Alignment, result: Comparison) -> dict[str, str]:
@@ -318,7 +320,7 @@ def _pieces(
         old_section = old_layout.section.get(old_id, "")
         target = section_of.get(old_section)
         piece = Piece("removed", old_id, old_id, tuple(critic.deleted(c) for c in _chunks(node)))
-        result.blocks.setdefault(old_id, "removed")
+        result.removed[old_id] = None
         if target is None:
             result.pieces.setdefault(old_section, []).append(piece)
         else:
@@ -567,7 +569,8 @@ def _counts(alignment: Alignment, result: Comparison) -> dict[str, dict[str, int
         kind = _kind(node)
         if kind is None or (kind == "paragraphs" and not layout.is_top(node_id)):
             continue
-        counts[kind][result.blocks.get(node_id, "same")] += 1
+        change = "removed" if pair.new is None else result.blocks.get(node_id, "same")
+        counts[kind][change] += 1
     for section_id, (change, _changed) in result.sections.items():
         if section_id != ABSTRACT:
             counts["sections"][change] += 1
@@ -663,8 +666,8 @@ def references_shape(result: Comparison) -> shapes.ReferenceAnswer:
     ]
     removed = [
         reference_json(node)
-        for key, change in result.blocks.items()
-        if change == "removed" and isinstance(node := result.old_layout.nodes.get(key), Reference)
+        for key in result.removed
+        if isinstance(node := result.old_layout.nodes.get(key), Reference)
     ]
     return {
         "idv": result.new.meta.idv,
