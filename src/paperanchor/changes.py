@@ -181,23 +181,25 @@ def _in_order(olds: Sequence[int]) -> set[int]:
 
 
 def _moved(pairs: Sequence[Pair], result: Comparison, section_of: dict[str, str]) -> set[str]:
-    """New ids of the top-level blocks that left their order or their section."""
+    """New ids of the top-level blocks that left their section, or their order among the
+    blocks their section kept (a section that moved takes its blocks with it: only the
+    section moved)."""
     old_layout, new_layout = result.old_layout, result.new_layout
-    matched = [
-        pair
-        for pair in pairs
-        if pair.old is not None
-        and pair.new is not None
-        and old_layout.is_top(pair.old)
-        and new_layout.is_top(pair.new)
-    ]
-    kept = _in_order([old_layout.order.get(pair.old or "", 0) for pair in matched])
     moved: set[str] = set()
-    for position, pair in enumerate(matched):
-        old_section = old_layout.section.get(pair.old or "", "")
-        new_section = new_layout.section.get(pair.new or "", "")
-        if position not in kept or section_of.get(old_section) != new_section:
-            moved.add(pair.new or "")
+    kept_in: dict[str, list[Pair]] = {}
+    for pair in pairs:
+        if pair.old is None or pair.new is None:
+            continue
+        if not (old_layout.is_top(pair.old) and new_layout.is_top(pair.new)):
+            continue
+        new_section = new_layout.section.get(pair.new, "")
+        if section_of.get(old_layout.section.get(pair.old, "")) != new_section:
+            moved.add(pair.new)
+        else:
+            kept_in.setdefault(new_section, []).append(pair)
+    for matched in kept_in.values():
+        kept = _in_order([old_layout.order.get(pair.old or "", 0) for pair in matched])
+        moved.update(pair.new or "" for i, pair in enumerate(matched) if i not in kept)
     return moved
 
 

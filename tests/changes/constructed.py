@@ -5,6 +5,7 @@ construction: what each kind of block should count, which sections changed, whic
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,4 +118,59 @@ def rendering() -> Constructed:
     )
 
 
-PAIRS = (edited, rendering)
+_SECTION_ID = re.compile(rb'((?:id|href|xref)="#?)S(\d+)(?=[."])')
+NEW_SECTION = (
+    b'<section id="S2" class="ltx_section"><h2 class="ltx_title ltx_title_section">'
+    b'<span class="ltx_tag ltx_tag_section">2 </span>Background</h2>'
+    b'<div id="S2.p1" class="ltx_para"><p id="S2.p1.1" class="ltx_p">Revision control for '
+    b"papers has a long history in the humanities.</p></div></section>\n"
+)
+
+
+def inserted_section() -> Constructed:
+    """A section inserted before the second: every later section's id (and every id under
+    it) is numbered one more, as LaTeXML numbers them; no other word changes."""
+    page = SOURCE.read_bytes()
+
+    def shifted(match: re.Match[bytes]) -> bytes:
+        number = int(match.group(2))
+        return match.group(1) + b"S" + str(number + 1 if number >= 2 else number).encode()
+
+    renumbered = _SECTION_ID.sub(shifted, page)
+    at = renumbered.index(b'<section id="S3" class="ltx_section">')
+    new = renumbered[:at] + NEW_SECTION + renumbered[at:]
+    return Constructed(
+        "inserted-section",
+        page,
+        new,
+        {
+            "paragraphs": {**NOTHING, "added": 1},
+            **{kind: NOTHING for kind in ("equations", "tables", "figures")},
+            "sections": {**NOTHING, "added": 1},
+            "references": {"added": 0, "removed": 0},
+        },
+        {"S2": "added"},
+    )
+
+
+def reordered_appendices() -> Constructed:
+    """Appendix B put before Appendix A, its words unchanged."""
+    root = _page()
+    first, second = root.get_element_by_id("A1"), root.get_element_by_id("A2")
+    second.getparent().remove(second)
+    first.addprevious(second)
+    return Constructed(
+        "reordered-appendices",
+        SOURCE.read_bytes(),
+        _bytes(root),
+        {
+            **{kind: NOTHING for kind in ("paragraphs", "equations", "tables", "figures")},
+            "sections": {**NOTHING, "moved": 1},
+            "references": {"added": 0, "removed": 0},
+        },
+        # of the two, the one out of the longest run kept in order: A1 and its subsection stay
+        {"A2": "moved"},
+    )
+
+
+PAIRS = (edited, rendering, inserted_section, reordered_appendices)
