@@ -808,6 +808,9 @@ def whole_markdown(result: Comparison, *, context: int = 24) -> str:
         else:
             head = "## (outside the sections)"
         lines.append(head)
+        if result.sections.get(section_id, ("same", 0))[0] == "moved":
+            was = markdown_line(result.old_section.get(section_id, section_id))
+            lines.append(f"{{>>this section moved here (it was {critic.escape(was)})<<}}")
         for piece in pieces:
             if piece.change == "moved" and piece.moved_from is not None:
                 # its words did not change: where it was, and how it starts
@@ -824,7 +827,7 @@ def _changed_pieces(result: Comparison) -> Iterator[tuple[str, list[Piece]]]:
     order += [key for key in result.pieces if key not in seen]
     for section_id in order:
         pieces = [p for p in result.pieces.get(section_id, []) if p.change != "same"]
-        if pieces:
+        if pieces or result.sections.get(section_id, ("same", 0))[0] in ("moved", "added"):
             yield section_id, pieces
 
 
