@@ -192,3 +192,11 @@ def test_two_huge_paragraphs_are_compared_in_bounded_time_and_memory() -> None:
     assert measured["mb"] < 150, measured
     assert measured["marks"] == 1, measured
     assert time.perf_counter() - started < 20
+
+
+@pytest.mark.parametrize("name", CORPUS_PAGES[:4])
+def test_escaping_corpus_paragraphs_changes_nothing_a_renderer_shows(name: str) -> None:
+    for markdown in _paragraph_markdown(name):
+        escaped = critic.escape(markdown)
+        assert _shown(escaped) == _shown(markdown)
+        assert marks(escaped) == 0
