@@ -125,6 +125,9 @@ class Comparison:
     new_layout: _Layout = field(default_factory=_Layout)
     old_section: dict[str, str] = field(default_factory=dict)
     """new section id -> the old section it continues"""
+    merged: dict[str, list[str]] = field(default_factory=dict)
+    """new id -> the old blocks merged into it after the first (two paragraphs made one: the
+    block is edited, the others count as removed and are shown in its marks)"""
 
 
 def compare(old: Paper, new: Paper, alignment: Alignment) -> Comparison:
@@ -137,6 +140,9 @@ def compare(old: Paper, new: Paper, alignment: Alignment) -> Comparison:
     for pair in alignment.blocks:
         if pair.new is None:
             result.removed[pair.old or ""] = None
+        elif pair.new in result.blocks:
+            result.merged.setdefault(pair.new, []).append(pair.old or "")
+            result.blocks[pair.new] = "edited"
         else:
             result.blocks[pair.new] = _block_change(pair, moved, result)
     _pieces(alignment, result, section_of, moved)
@@ -296,13 +302,16 @@ def _pieces(
     alignment: Alignment, result: Comparison, section_of: dict[str, str], moved: set[str]
 ) -> None:
     old_layout, new_layout = result.old_layout, result.new_layout
-    by_new = {pair.new: pair for pair in alignment.blocks if pair.new is not None}
+    by_new: dict[str, Pair] = {}
+    for matched in alignment.blocks:
+        if matched.new is not None:
+            by_new.setdefault(matched.new, matched)
     for node_id, node in new_layout.nodes.items():
         if not new_layout.is_top(node_id) or isinstance(node, Bibliography):
             continue
-        pair = by_new.get(node_id)
         section = new_layout.section.get(node_id, "")
-        result.pieces.setdefault(section, []).append(_piece(node, pair, result, moved))
+        piece = _piece(node, by_new.get(node_id), result, moved)
+        result.pieces.setdefault(section, []).append(piece)
     # a removed block goes where it stood: after the new place of the block before it in its
     # old section, in that section's counterpart (or under its old section, when that is gone)
     after: dict[str, str | None] = {}
@@ -356,10 +365,26 @@ def _piece(node: Node, pair: Pair | None, result: Comparison, moved: set[str]) -
     # a paragraph whose words stayed but whose display equation changed is shown edited
     if change != "edited" and not _inner_edit(node, result):
         return Piece(change, node_id, pair.old, tuple(_chunks(node)), moved_from)
-    marked = tuple(block_diff(old_node, node))
+    merged = [result.old_layout.nodes[i] for i in result.merged.get(node_id, [])]
+    if merged:
+        olds = sorted([old_node, *merged], key=lambda n: result.old_layout.order.get(n.id, 0))
+        said = markdown_line("merged here: " + ", ".join(n.id for n in olds))
+        note = f"{{>>{critic.escape(said)}<<}}"
+        marked: tuple[str, ...] = (note, *chunks_diff(merged_side(olds, node), _chunks(node)))
+    else:
+        marked = tuple(block_diff(old_node, node))
     if isinstance(node, Paragraph | Table):
         _numbers(old_node, node, result)
     return Piece("edited", node_id, pair.old, marked, moved_from)
+
+
+def merged_side(olds: Sequence[Node], new: Node) -> list[str]:
+    """The old side of a block that several old ones were merged into: paragraphs made one
+    read as one run (then compared word by word), anything else chunk by chunk."""
+    old_chunks = [c for n in olds for c in _chunks(n)]
+    if len(_chunks(new)) == 1 and len(old_chunks) == len(olds):
+        return [" ".join(old_chunks)]
+    return old_chunks
 
 
 def _inner_edit(node: Node, result: Comparison) -> bool:
@@ -571,7 +596,8 @@ def _counts(alignment: Alignment, result: Comparison) -> dict[str, dict[str, int
         kind = _kind(node)
         if kind is None or (kind == "paragraphs" and not layout.is_top(node_id)):
             continue
-        change = "removed" if pair.new is None else result.blocks.get(node_id, "same")
+        merged = pair.new is not None and pair.old in result.merged.get(pair.new, ())
+        change = "removed" if pair.new is None or merged else result.blocks.get(node_id, "same")
         counts[kind][change] += 1
     for section_id, (change, _changed) in result.sections.items():
         if section_id != ABSTRACT:

@@ -173,4 +173,42 @@ def reordered_appendices() -> Constructed:
     )
 
 
-PAIRS = (edited, rendering, inserted_section, reordered_appendices)
+def split_and_merged() -> Constructed:
+    """The conclusion's paragraph split after its first sentence; the introduction's first two
+    paragraphs merged into one (the second's text, markup and all, appended to the first)."""
+    root = _page()
+    paragraph = root.get_element_by_id("S5.p1")
+    text = paragraph.find(".//p")
+    first = text.text.split(". ", 1)[0] + "."
+    text.text = text.text.split(". ", 1)[1]
+    paragraph.addprevious(
+        html.fragment_fromstring(
+            f"<div class='ltx_para' id='S5.p0'><p class='ltx_p'>{first}</p></div>"
+        )
+    )
+    into, merged = root.get_element_by_id("S1.p1").find(".//p"), root.get_element_by_id("S1.p2")
+    moving = merged.find(".//p")
+    last = into[-1] if len(into) else None
+    if last is not None:
+        last.tail = (last.tail or "") + " " + (moving.text or "")
+    else:
+        into.text = (into.text or "") + " " + (moving.text or "")
+    for child in list(moving):
+        into.append(child)
+    merged.getparent().remove(merged)
+    return Constructed(
+        "split-and-merged",
+        SOURCE.read_bytes(),
+        _bytes(root),
+        {
+            # a split: the paragraph edited and one added; a merge: one edited, one removed
+            "paragraphs": {"edited": 2, "added": 1, "moved": 0, "removed": 1},
+            **{kind: NOTHING for kind in ("equations", "tables", "figures")},
+            "sections": {**NOTHING, "edited": 2},
+            "references": {"added": 0, "removed": 0},
+        },
+        {"S1": "edited", "S5": "edited"},
+    )
+
+
+PAIRS = (edited, rendering, inserted_section, reordered_appendices, split_and_merged)

@@ -118,8 +118,13 @@ def test_each_edited_block_of_a_corpus_pair_reads_back_as_both_editions(stem: st
             new_node = result.new_layout.nodes[piece.node_id]
             if isinstance(new_node, Table | Figure):
                 continue  # drawn cell by cell and image by image, not as a plain read
+            merged = [result.old_layout.nodes[i] for i in result.merged.get(piece.node_id, [])]
+            olds = sorted([old_node, *merged], key=lambda n: result.old_layout.order[n.id])
+            old_side = (
+                changes.merged_side(olds, new_node) if merged else changes.escaped_chunks(old_node)
+            )
             assert _recovered(list(piece.markdown)) == (
-                changes.escaped_chunks(old_node),
+                old_side,
                 changes.escaped_chunks(new_node),
             ), piece.node_id
             checked += 1
