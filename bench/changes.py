@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from tests.changes.constructed import PAIRS
 
@@ -111,6 +112,37 @@ def corpus_rows() -> tuple[list[str], list[float]]:
     return rows, medians
 
 
+def edition_rows() -> list[str]:
+    """fixtures/editions: one LaTeX paper, eight scripted changes, both editions converted."""
+    from tests.changes.constructed import edition_truth
+
+    from bench.anchor_truth import constructed
+
+    rows = []
+    for case in constructed():
+        old, new = Paper.open(LoadedPaper(case.old, "p", "pv1")), _paper_of(case.new)
+        started = time.perf_counter()
+        result = _compare(old, new)
+        spent = time.perf_counter() - started
+        shape = changes.changes_shape(result)
+        wrong = []
+        scripted = 0
+        for kind, truth in edition_truth(case).items():
+            said = {c: shape[kind][c] for c in truth}  # type: ignore[literal-required]
+            scripted += sum(truth.values())
+            if said != truth:
+                wrong.append(f"{kind} {said} (truth {truth})")
+        rows.append(
+            f"| {case.name} | {scripted} | {changes.summary(result)} "
+            f"| {'all right' if not wrong else '; '.join(wrong)} | {spent * 1000:.0f} ms |"
+        )
+    return rows
+
+
+def _paper_of(document: Any) -> Paper:
+    return Paper.open(LoadedPaper(document, "p", "pv2"))
+
+
 def constructed_rows() -> list[str]:
     rows = []
     for make in PAIRS:
@@ -127,7 +159,9 @@ def constructed_rows() -> list[str]:
             wrong.append(f"sections {sections} (truth {pair.sections})")
         if shape["numbers"] != pair.numbers:
             wrong.append(f"numbers {shape['numbers']} (truth {pair.numbers})")
-        edits = sum(v for counts in pair.counts.values() for v in counts.values())
+        edits = sum(
+            v for kind, counts in pair.counts.items() if kind != "sections" for v in counts.values()
+        )
         md = tokens_of(changes.whole_markdown(result))
         rows.append(
             f"| {pair.name} | {edits} | {'all right' if not wrong else '; '.join(wrong)} | {md} |"
@@ -183,9 +217,16 @@ def report() -> str:
         "",
         "Constructed pairs (tests/changes/constructed.py; truth by construction):",
         "",
-        "| pair | scripted changes | said against the truth | `.md` tokens |",
+        "| pair | scripted block changes | said against the truth | `.md` tokens |",
         "|---|---|---|---|",
         *constructed_rows(),
+        "",
+        "The LaTeX edition pairs (fixtures/editions, truth from cases.json by "
+        "tests/changes/constructed.py's edition_truth):",
+        "",
+        "| case | scripted block changes | said | against the truth | ms |",
+        "|---|---|---|---|---|",
+        *edition_rows(),
         "",
         "Hostile: the word diff of two huge paragraphs (past 64M token pairs the middle is one "
         "substitution):",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from paperanchor.papers import Papers
 from paperanchor.parse import parse_document
 from paperanchor.refs import parse_ref
 from paperanchor.service import PaperService
+from paperanchor.tree import Document, Inline, Paragraph, Section, Text
 from tests.replay import page
 
 PAIRS = Path(os.environ.get("PAPERANCHOR_CORPUS", "../shared/corpus")) / "pairs"
@@ -111,3 +113,47 @@ async def _fetch_twice(replay: Any, tmp_path: Path) -> None:
     async with library:
         cached = await svc.edition("2401.10225v1", "ar5iv")
         assert cached.meta.source == "ar5iv" and replay.count() == asked + 1
+
+
+def _document(texts: list[str]) -> Document:
+    """A page of these paragraphs, a hundred to a section."""
+    sections = []
+    for first in range(0, len(texts), 100):
+        section_id = f"S{first // 100 + 1}"
+        paragraphs = tuple(
+            Paragraph(f"{section_id}.p{n + 1}", (Text(f"{section_id}.p{n + 1}.1", Inline(t, t)),))
+            for n, t in enumerate(texts[first : first + 100])
+        )
+        sections.append(Section(section_id, "section", None, "", Inline("", ""), 1, paragraphs))
+    return Document(Inline("t", "t"), (), None, None, tuple(sections))
+
+
+def test_two_pages_of_50000_identical_paragraphs_align_in_linear_time() -> None:
+    same = _document(["the same paragraph of text, over and over again"] * 50_000)
+    started = time.perf_counter()
+    alignment = editions.align_documents(same, same)
+    elapsed = time.perf_counter() - started
+    assert {pair.status for pair in alignment.blocks} == {"same"}
+    assert len(alignment.blocks) == 50_000
+    assert elapsed < 30  # 4-5 s on this machine (50,000 near-identical ones: 4.3 s)
+
+
+def test_near_identical_paragraphs_cost_bounded_comparisons_and_memory() -> None:
+    # every paragraph near every other: the fuzzy comparisons stop at MAX_COMPARISONS
+    old = _document(
+        [f"the same paragraph of text over and over again number {n}" for n in range(5000)]
+    )
+    new = _document(
+        [f"the same paragraph of text over and over again numbr {n + 7}" for n in range(5000)]
+    )
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        alignment = editions.align_documents(old, new)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    elapsed = time.perf_counter() - started
+    assert len({p.old for p in alignment.blocks if p.old}) == 5000
+    assert elapsed < 20
+    assert peak < 64 << 20  # 24 MB measured: the units' texts and words, the pairs

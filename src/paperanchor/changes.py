@@ -210,9 +210,15 @@ def _moved(pairs: Sequence[Pair], result: Comparison, section_of: dict[str, str]
 
 
 def _own_text(node: Node) -> str:
-    """A paragraph's words without its display equations (each is compared as itself)."""
+    """A block's own words: a paragraph's without its display equations (each is compared as
+    itself), a float's caption and cells without its printed label (renumbering a table
+    changes neither)."""
     if isinstance(node, Paragraph):
         return "\n".join(plain_text(b) for b in node.blocks if not _is_display(b))
+    if isinstance(node, Table):
+        return "\n".join([node.caption.text, *(" | ".join(row) for row in node.rows)])
+    if isinstance(node, Figure):
+        return "\n".join([node.caption.text, *(plain_text(b) for b in node.blocks)])
     return plain_text(node)
 
 
@@ -225,7 +231,9 @@ def _block_change(pair: Pair, moved: set[str], result: Comparison) -> Change:
         return pair.status
     old_node = result.old_layout.nodes.get(pair.old or "")
     new_node = result.new_layout.nodes.get(pair.new or "")
-    if pair.status == "edited" and old_node is not None and new_node is not None:
+    # the alignment compares a figure by its caption: a new image is an edit too
+    compared = pair.status == "edited" or isinstance(new_node, Figure)
+    if compared and old_node is not None and new_node is not None:
         if not _reworded(old_node, new_node):
             return "moved" if pair.new in moved else "same"
         return "edited"
@@ -280,10 +288,20 @@ def _words(text: str) -> str:
 
 def _reworded(old: Node, new: Node) -> bool:
     """Whether a block's words (a paragraph's own, an equation's TeX, a table's cells and
-    caption) changed, beyond what another rendering of the same text changes."""
+    caption, a figure's caption and images) changed, beyond what another rendering of the
+    same text changes."""
     if isinstance(old, Equation) and isinstance(new, Equation):
         return _tex(old.latex or old.text) != _tex(new.latex or new.text)
+    if isinstance(old, Figure) and isinstance(new, Figure) and old.images and new.images:
+        if _image_names(old) != _image_names(new):
+            return True
     return _rendering_free(_own_text(old)) != _rendering_free(_own_text(new))
+
+
+def _image_names(figure: Figure) -> list[str]:
+    # by file name: another rendering serves them from another host; a rendering that drew a
+    # figure as a picture (SVG in the page) has no image to compare (2404.11584's arXiv page)
+    return [url.rsplit("/", 1)[-1] for url in figure.images]
 
 
 # -- the pieces of each section -----------------------------------------------------------------
@@ -579,6 +597,8 @@ def _kind(node: Node) -> Kind | None:
         return "references"
     if isinstance(node, EquationGroup):
         return None  # its rows are counted
+    if isinstance(node, Paragraph) and not _own_text(node).strip():
+        return None  # a display standing alone: its equations are counted
     return "paragraphs"
 
 

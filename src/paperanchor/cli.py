@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from paperanchor import operations
+from paperanchor import editions, operations, service
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, internal
 from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse import parse_document
@@ -79,6 +79,24 @@ async def _with_paper(reference: str, job: Callable[[Paper], Any]) -> Any:
         return job(await runtime.service.paper(reference))
 
 
+async def _reanchored(reference: str, given: dict[str, Any], public_url: str) -> Any:
+    """cite --from: two files aligned here, or two editions of a paper through the service."""
+    edition = given["edition"]
+    if given.get("text"):
+        raise BadRequest("--from goes with an ANCHOR: a quote is found in the paper itself")
+    if _looks_like_path(reference) or _looks_like_path(edition):
+        if not (_looks_like_path(reference) and _looks_like_path(edition)):
+            raise BadRequest("--from and PAPER are both files or both paper references")
+        new, old = _file_paper(Path(reference)), _file_paper(Path(edition))
+        alignment = editions.align(old, new)
+        return service.reanchor(new, old, alignment, given["anchor"], public_url)
+    from paperanchor.runtime import Runtime
+    from paperanchor.settings import get_settings
+
+    async with Runtime.build(get_settings()) as runtime:
+        return (await runtime.service.reanchor(reference, given["anchor"], edition)).value
+
+
 def _print_json(value: Any) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2))
 
@@ -106,7 +124,11 @@ def _run(args: argparse.Namespace) -> int:
         # checked once the paper is read: an unreadable file is said first, as it always was
         return on_paper(paper, operation.check(given, door="cli"), context)
 
-    result = asyncio.run(_with_paper(args.paper, job))
+    if operation.name == "cite" and given.get("edition"):
+        checked = operation.check(given, door="cli")
+        result = asyncio.run(_reanchored(args.paper, checked, context.public_url))
+    else:
+        result = asyncio.run(_with_paper(args.paper, job))
     if args.json:
         _print_json(shown.json(result))
         return 0

@@ -304,16 +304,41 @@ def _neighbours(
     return before, after
 
 
-def _gap(
-    o: int, old_ix: list[int], new_ix: list[int], new_of: dict[int, _Match]
-) -> tuple[list[int], int | None, int | None]:
-    """The new blocks (of the kind) strictly between where `o`'s matched neighbours went."""
+@dataclass(frozen=True, slots=True)
+class _Gap:
+    """Where an old block's matched neighbours went: the new blocks (of its kind) between
+    them are `new_ix[lo:hi]`."""
+
+    lo: int
+    hi: int
+    before: int | None
+    after: int | None
+
+    def holds(self, n: int, new_ix: list[int]) -> bool:
+        """Whether the new block `n` stands in the gap."""
+        at = bisect.bisect_left(new_ix, n)
+        return self.lo <= at < self.hi
+
+    def free(self, new_ix: list[int], taken: dict[int, int], limit: int) -> list[int]:
+        """The first `limit` unmatched blocks of the gap, scanning at most 4×limit of them:
+        a gap of 50,000 blocks costs what one of 100 does."""
+        found: list[int] = []
+        for n in new_ix[self.lo : min(self.hi, self.lo + 4 * limit)]:
+            if n not in taken:
+                found.append(n)
+                if len(found) == limit:
+                    break
+        return found
+
+
+def _gap(o: int, old_ix: list[int], new_ix: list[int], new_of: dict[int, _Match]) -> _Gap:
+    """The gap between where `o`'s nearest matched neighbours (of its kind) went."""
     before, after = _neighbours(o, old_ix, new_of)
     lo = bisect.bisect_right(new_ix, before) if before is not None else 0
     hi = bisect.bisect_left(new_ix, after) if after is not None else len(new_ix)
     if hi < lo:  # crossed neighbours (a move): no gap to speak of
-        return [], before, after
-    return new_ix[lo:hi], before, after
+        hi = lo
+    return _Gap(lo, hi, before, after)
 
 
 def _place_twins(
@@ -331,9 +356,8 @@ def _place_twins(
     for o in os_:
         if not free:
             return
-        gap, _before, _after = _gap(o, old_ix, new_ix, new_of)
-        inside = [n for n in free if n in set(gap)]
-        pick = inside[0] if inside else None
+        gap = _gap(o, old_ix, new_ix, new_of)
+        pick = next((n for n in free if gap.holds(n, new_ix)), None)
         if pick is None:
             # nearest in relative position
             rel = o / max(1, len(olds))
@@ -378,9 +402,8 @@ def _near(
         if o in new_of or budget.left <= 0:
             continue
         unit = olds[o]
-        gap, before, after = _gap(o, old_ix, new_ix, new_of)
-        inside = {n for n in gap if n not in taken}
-        candidates = list(dict.fromkeys([*list(inside)[:GAP_CANDIDATES]]))
+        gap = _gap(o, old_ix, new_ix, new_of)
+        candidates = gap.free(new_ix, taken, GAP_CANDIDATES)
         for n in index.candidates(unit, WORD_CANDIDATES):
             if n not in taken and n not in candidates:
                 candidates.append(n)
@@ -388,7 +411,7 @@ def _near(
             score = budget.ratio(unit.text, news[n].text)
             if score < EDIT_FLOOR:
                 continue
-            context = _context(n, before, after, inside, new_ix)
+            context = _context(n, gap, new_ix)
             edges.append((score + 0.12 * context, score, o, n))
     edges.sort(reverse=True)
     for combined, score, o, n in edges:
@@ -399,19 +422,15 @@ def _near(
         _take(new_of, taken, _Match(o, n, score, 0.0))
 
 
-def _context(
-    n: int, before: int | None, after: int | None, inside: set[int], new_ix: list[int]
-) -> float:
+def _context(n: int, gap: _Gap, new_ix: list[int]) -> float:
     """0..2: whether the candidate sits in its old neighbours' gap, and right next to them."""
     at = bisect.bisect_left(new_ix, n)
-    value = 0.0
-    if n in inside:
-        value += 1.0
+    value = 1.0 if gap.lo <= at < gap.hi else 0.0
     prev_new = new_ix[at - 1] if at > 0 else None
     next_new = new_ix[at + 1] if at + 1 < len(new_ix) else None
-    if before is not None and prev_new == before:
+    if gap.before is not None and prev_new == gap.before:
         value += 0.5
-    if after is not None and next_new == after:
+    if gap.after is not None and next_new == gap.after:
         value += 0.5
     return value
 
@@ -433,11 +452,11 @@ def _contained(
         unit = olds[o]
         if len(unit.text) < 40:
             continue
-        gap, before, after = _gap(o, old_ix, new_ix, new_of)
-        candidates = [n for n in new_ix if before is not None and n == before]
-        candidates += gap[:GAP_CANDIDATES]
-        if after is not None:
-            candidates.append(after)
+        gap = _gap(o, old_ix, new_ix, new_of)
+        candidates = [gap.before] if gap.before is not None else []
+        candidates += new_ix[gap.lo : min(gap.hi, gap.lo + GAP_CANDIDATES)]
+        if gap.after is not None:
+            candidates.append(gap.after)
         best: tuple[float, int] | None = None
         for n in candidates:
             other = news[n].text

@@ -284,11 +284,15 @@ def outline_text(result: shapes.Outline, _arguments: Arguments) -> tuple[str, st
 
 
 def cite_text(result: shapes.Cite, _arguments: Arguments) -> tuple[str, str]:
-    """A node's text, then where to quote it from."""
+    """A node's text, then where to quote it from (and, re-anchored, where it came from)."""
     match = f", {result['match']} match" if "match" in result else ""
     score = f" {result['score']}" if "score" in result else ""
     where = result["permalink"] or result["url"]
     tail = f"\n— {where} ({result['anchor']}{match}{score}; hash {result['hash']})\n"
+    if "status" in result:
+        was = result.get("was")
+        came = f" from {was['anchor']} of {was['idv']}" if was else ""
+        tail += f"  {result['status']}{came}, confidence {result.get('confidence')}\n"
     return result["text"] + "\n" + tail, ""
 
 
@@ -349,14 +353,21 @@ async def _read(svc: PaperService, a: Arguments, door: Door) -> Served[service.R
 
 
 async def _cite(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Cite]:
+    """cite by anchor, by anchor from another edition, or by text (SPEC §4, §10)."""
     if a.get("text") is not None:
-        return await svc.cite_text(a["paper"], a["text"])
+        if a.get("edition"):
+            raise BadRequest("from goes with an anchor: a quote is found in the paper itself")
+        return await svc.cite_text(a["paper"], a["text"], a.get("prefix"), a.get("suffix"))
+    if a.get("edition"):
+        return await svc.reanchor(a["paper"], a["anchor"], a["edition"])
     return await svc.cite(a["paper"], a["anchor"])
 
 
 def _cite_on(paper: Paper, a: Arguments, context: Context) -> shapes.Cite:
     if a.get("text") is not None:
-        return service.cite_text(paper, a["text"], context.public_url)
+        return service.cite_text(
+            paper, a["text"], context.public_url, a.get("prefix"), a.get("suffix")
+        )
     return service.cite(paper, a["anchor"], context.public_url)
 
 
@@ -575,6 +586,44 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                     "the quoted text, 10-2000 characters (compared case- and space-blind)",
                     required=True,
                 ),
+            ),
+            Argument(
+                "from",
+                "text",
+                "edition the anchor is of: vN, arxiv, ar5iv, pdf, a ref",
+                blank=True,
+                keyword="edition",
+                cli=CliArgument(
+                    "EDITION",
+                    "ANCHOR names a node of this edition of the paper (vN, arxiv, ar5iv, pdf, "
+                    "another reference of the paper, a file): find it in PAPER",
+                    flag="--from",
+                ),
+                rest=Rest(
+                    "the edition the anchor names a node of (vN, arxiv, ar5iv, pdf, a reference)",
+                    name="edition",
+                    alias="from",
+                ),
+            ),
+            Argument(
+                "prefix",
+                "text",
+                "with text: text just before it",
+                blank=True,
+                cli=CliArgument(
+                    "TEXT", "with --text: the text just before the quote", flag="--prefix"
+                ),
+                rest=Rest("the text just before the quote (a stored Cite's prefix)"),
+            ),
+            Argument(
+                "suffix",
+                "text",
+                "with text: text just after it",
+                blank=True,
+                cli=CliArgument(
+                    "TEXT", "with --text: the text just after the quote", flag="--suffix"
+                ),
+                rest=Rest("the text just after the quote (a stored Cite's suffix)"),
             ),
         ),
         _cite,
@@ -961,18 +1010,21 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/cite.json",
         "cite_text",
         "Verify a quote",
-        leaves=("anchor",),
+        leaves=("anchor", "from"),
         shape=shapes.Cite,
         doc="The paragraph that contains the quote: exact, else fuzzy (score 90 or more), else\n"
-        "not-found naming the closest passage (SPEC §4, cite by text).",
+        "not-found naming the closest passage (SPEC §4, cite by text); prefix and suffix tell\n"
+        "apart passages that hold the same quote (SPEC §10).",
     ),
     Route(
         "cite",
         "/{paper:path}/cite/{anchor}.json",
         "cite",
         "Quote a node",
-        leaves=("text",),
+        leaves=("text", "prefix", "suffix"),
         shape=shapes.Cite,
+        doc="A node's exact text; with `from`, the node of that edition found in this one, with\n"
+        "status, confidence and was, or not-found naming the closest passage (SPEC §10).",
     ),
     Route(
         "references",

@@ -29,6 +29,7 @@ from paperanchor.render.markdown import (
     tokens_of,
 )
 from paperanchor.search import Unit, units
+from paperanchor.selectors import Reading
 from paperanchor.tree import Document, Inline, Node, Paragraph, Section, Text
 
 
@@ -95,6 +96,7 @@ class Paper:
     _cited_in: dict[str, list[str]] | None = None
     _inferred: tuple[str | None, list[str] | None] | None = None
     _lowered: list[str] | None = None
+    _reading: Reading | None = None
     _recent: OrderedDict[str, Any] = field(default_factory=OrderedDict)
     _recent_lock: threading.Lock = field(default_factory=threading.Lock, compare=False)
     _alignments: OrderedDict[str, Any] = field(default_factory=OrderedDict)
@@ -194,6 +196,12 @@ class Paper:
         if self._units is None:
             self._units = units(self.document)
         return self._units
+
+    def reading(self) -> Reading:
+        """Where each node sits among the paper's passages (selectors.py), built once."""
+        if self._reading is None:
+            self._reading = Reading.build(self.document, self.units())
+        return self._reading
 
     def lowered(self) -> list[str]:
         """The search units' texts lower-cased, in their order: what a search scans, built once."""

@@ -110,6 +110,9 @@ class Outline(TypedDict):
     changes: NotRequired[
         Annotated[Changes, Field(description="with since only: what changed (SPEC §10)")]
     ]
+    versions: NotRequired[
+        Annotated[list[int], Field(description="the paper's versions, from the arXiv API")]
+    ]
 
 
 @with_config(SHAPE)
@@ -190,6 +193,16 @@ class SectionText(TypedDict):
     markdown: str
 
 
+CiteStatus = Literal["same", "moved", "edited"]
+
+
+@with_config(SHAPE)
+class Was(TypedDict):
+    idv: str
+    anchor: str
+    hash: str
+
+
 @with_config(SHAPE)
 class Cite(TypedDict):
     text: str
@@ -210,6 +223,24 @@ class Cite(TypedDict):
         ]
     ]
     score: NotRequired[Annotated[int, Field(description="cite by text, fuzzy only: 90-100")]]
+    prefix: Annotated[str, Field(description="up to 32 characters of the text before it")]
+    suffix: Annotated[str, Field(description="up to 32 characters of the text after it")]
+    sectionPath: Annotated[
+        list[str], Field(description="printed numbers and titles of its sections, outermost first")
+    ]
+    textFragment: Annotated[
+        str | None, Field(description="the permalink with a text directive a browser highlights")
+    ]
+    status: NotRequired[
+        Annotated[
+            CiteStatus,
+            Field(description="re-anchored: same id and text, moved (same text), or edited"),
+        ]
+    ]
+    confidence: NotRequired[
+        Annotated[float, Field(description="calibrated probability that this is the passage")]
+    ]
+    was: NotRequired[Annotated[Was, Field(description="the node it was re-anchored from")]]
 
 
 @with_config(SHAPE)

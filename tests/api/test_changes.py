@@ -83,7 +83,7 @@ def test_outline_since_marks_each_section_and_carries_the_changes(http) -> None:
             walk(section["children"])
 
     walk(outline["sections"])
-    assert marks["S4"] == ("edited", 2) and marks["S3"] == ("same", 0)
+    assert marks["S4"] == ("edited", 3) and marks["S3"] == ("same", 0)
     assert marks["S2"] == ("edited", 1) and marks["S2.SS1"] == ("edited", 1)
     assert outline["changes"]["tables"]["edited"] == 1
     assert "change" not in json.dumps(http.get(f"/{NEW}/outline.json").json()["sections"])

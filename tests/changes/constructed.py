@@ -59,8 +59,9 @@ def _first_text(element: Any, old: str, new: str) -> None:
 
 
 def edited() -> Constructed:
-    """A sentence edited, a table cell changed, an equation's TeX changed, a paragraph moved to
-    another section, one deleted and one added, a reference added."""
+    """A sentence edited, a table cell changed, an equation's TeX changed, a figure's image
+    replaced, a paragraph moved to another section, one deleted and one added, a reference
+    added."""
     root = _page()
     _first_text(root.get_element_by_id("S1.p2"), "Earlier work", "Prior work")
     _first_text(root.get_element_by_id("S4.T2.4.2.1.2"), "0.50", "0.55")
@@ -73,6 +74,7 @@ def edited() -> Constructed:
     moved.getparent().remove(moved)
     target = root.get_element_by_id("S5.p1")
     target.addnext(moved)
+    root.get_element_by_id("S4.F2.g1").set("src", "full/fig-overview-v2.png")
     removed = root.get_element_by_id("A2.p1")
     removed.getparent().remove(removed)
     root.get_element_by_id("S4.p1").addnext(html.fragment_fromstring(NEW_PARAGRAPH))
@@ -86,7 +88,7 @@ def edited() -> Constructed:
             "paragraphs": {"edited": 1, "added": 1, "moved": 1, "removed": 1},
             "equations": {**NOTHING, "edited": 1},
             "tables": {**NOTHING, "edited": 1},
-            "figures": NOTHING,
+            "figures": {**NOTHING, "edited": 1},
             "sections": {**NOTHING, "edited": 7},
             "references": {"added": 1, "removed": 0},
         },
@@ -212,3 +214,69 @@ def split_and_merged() -> Constructed:
 
 
 PAIRS = (edited, rendering, inserted_section, reordered_appendices, split_and_merged)
+
+
+# -- the constructed edition pairs of fixtures/editions (LaTeX sources converted by latexml) --
+
+
+def edition_truth(case: Any) -> dict[str, dict[str, int]]:
+    """What comparing a pair of fixtures/editions must count, from its truth by construction
+    (cases.json, keys turned into node ids by bench/anchor_truth.py): a block whose words
+    stayed is the same block (a renumbered id is no change) unless its section is another; a
+    block split in n is edited and n - 1 added; n blocks merged into one are one edited and
+    n - 1 removed; a block of the new edition that none became is added."""
+    from paperanchor.editions import block_units
+
+    kinds = {"text": "paragraphs", "equation": "equations"}
+    old_units = {u.id: u for u in block_units(case.old)}
+    new_units = {u.id: u for u in block_units(case.new)}
+    old_titles = _section_titles(case.old)
+    new_titles = _section_titles(case.new)
+    counts = {kind: dict(NOTHING) for kind in ("paragraphs", "equations", "tables", "figures")}
+
+    def kind_of(unit: Any, document: Any) -> str:
+        if unit.kind == "float":
+            return "tables" if unit.id in _table_ids(document) else "figures"
+        return kinds[unit.kind]
+
+    became_of: dict[str, list[str]] = {}
+    for target in case.forward:
+        unit = old_units[target.anchor]
+        if unit.kind not in ("text", "equation", "float"):
+            continue
+        kind = kind_of(unit, case.old)
+        for new in target.truth:
+            became_of.setdefault(new, []).append(target.anchor)
+        if not target.truth:
+            counts[kind]["removed"] += 1
+        elif len(target.truth) > 1:
+            counts[kind]["edited"] += 1
+            counts[kind]["added"] += len(target.truth) - 1
+        elif target.status == "edited":
+            counts[kind]["edited"] += 1
+        elif old_titles.get(unit.section) != new_titles.get(new_units[target.truth[0]].section):
+            counts[kind]["moved"] += 1
+    for new, olds in became_of.items():
+        if len(olds) > 1:  # merged: the first is edited (counted above), the rest removed
+            kind = kind_of(new_units[new], case.new)
+            counts[kind]["edited"] -= len(olds) - 1
+            counts[kind]["removed"] += len(olds) - 1
+    for target in case.backward:
+        unit = new_units[target.anchor]
+        if not target.truth and unit.kind in ("text", "equation", "float"):
+            counts[kind_of(unit, case.new)]["added"] += 1
+    return counts
+
+
+def _section_titles(document: Any) -> dict[str, str]:
+    from paperanchor.tree import Section, walk
+
+    return {
+        v.node.id: v.node.title.text for v in walk(document.blocks) if isinstance(v.node, Section)
+    }
+
+
+def _table_ids(document: Any) -> set[str]:
+    from paperanchor.tree import Table, walk
+
+    return {v.node.id for v in walk(document.roots()) if isinstance(v.node, Table)}

@@ -4,8 +4,10 @@ truth is known by construction, a pair that differs only in rendering, and every
 from __future__ import annotations
 
 import functools
+import json
 import re
 import time
+from typing import Any
 
 import pytest
 
@@ -14,7 +16,8 @@ from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse import parse_document
 from paperanchor.render.markdown import tokens_of
 from paperanchor.tree import Figure, Table
-from tests.changes.constructed import PAIRS, Constructed
+from tests.changes.constructed import PAIRS, Constructed, edition_truth
+from tests.conftest import FIXTURES
 from tests.corpus_pages import PAIR_PAGES, page_bytes
 from tests.render.critic_reader import sides
 
@@ -130,3 +133,27 @@ def test_each_edited_block_of_a_corpus_pair_reads_back_as_both_editions(stem: st
             checked += 1
     counted = sum(result.counts["paragraphs"][c] for c in ("edited",))
     assert checked >= min(counted, 1)
+
+
+@functools.cache
+def _edition_cases() -> dict[str, Any]:
+    from bench.anchor_truth import constructed
+
+    return {case.name: case for case in constructed()}
+
+
+EDITION_CASES = sorted(
+    json.loads((FIXTURES / "editions" / "cases.json").read_text(encoding="utf-8"))
+)
+
+
+@pytest.mark.parametrize("name", EDITION_CASES)
+def test_each_scripted_edit_of_the_latex_edition_pairs_is_counted_with_its_kind(name: str) -> None:
+    # fixtures/editions: one paper in LaTeX, eight scripted changes, both editions converted
+    case = _edition_cases()[name]
+    old = Paper.open(LoadedPaper(case.old, "p", "pv1"))
+    new = Paper.open(LoadedPaper(case.new, "p", "pv2"))
+    shape = changes.changes_shape(changes.compare(old, new, editions.align(old, new)))
+    for kind, truth in edition_truth(case).items():
+        said = {change: shape[kind][change] for change in truth}  # type: ignore[literal-required]
+        assert said == truth, kind
