@@ -292,9 +292,14 @@ def _reworded(old: Node, new: Node) -> bool:
     same text changes."""
     if isinstance(old, Equation) and isinstance(new, Equation):
         return _tex(old.latex or old.text) != _tex(new.latex or new.text)
-    if isinstance(old, Figure) and isinstance(new, Figure) and old.images and new.images:
-        if _image_names(old) != _image_names(new):
-            return True
+    if (
+        isinstance(old, Figure)
+        and isinstance(new, Figure)
+        and old.images
+        and new.images
+        and _image_names(old) != _image_names(new)
+    ):
+        return True
     return _rendering_free(_own_text(old)) != _rendering_free(_own_text(new))
 
 
