@@ -227,7 +227,9 @@ PAPER = Argument(
     rest=REST_PAPER,
 )
 
-SINCE_HELP: Final = "an older edition (v1, ar5iv, a reference): what changed since"
+# tools/list is paid for on every request (SPEC §7: the seven under 1,500 tokens): the outline
+# says what `since` is, read and references refer to it
+SINCE_HELP: Final = "older edition (v1, ar5iv): what changed since"
 SINCE = Argument(
     "since",
     "text",
@@ -239,6 +241,7 @@ SINCE = Argument(
 )
 """`since` (SPEC §10): in the query of the outline, read and references routes, in the path
 of the changes routes"""
+SINCE_AS_IN_OUTLINE = Argument("since", "text", "as in outline", rest=SINCE.rest)
 SINCE_REQUIRED = Argument("since", "text", SINCE_HELP, required=True, rest=SINCE.rest)
 
 
@@ -540,7 +543,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                     absent=service.WHOLE_NODE,
                 ),
             ),
-            SINCE,
+            SINCE_AS_IN_OUTLINE,
         ),
         _read,
         None,
@@ -652,7 +655,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 cli=CliArgument("ID", "bib.bib12, 12 or [12]; omit for all entries", nargs="?"),
                 rest=Rest("bib.bib12, 12 or [12]", name="reference_id"),
             ),
-            SINCE,
+            SINCE_AS_IN_OUTLINE,
         ),
         _references,
         _same,
