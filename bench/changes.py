@@ -71,7 +71,7 @@ def _compare(old: Paper, new: Paper) -> changes.Comparison:
 
 def _flow(result: changes.Comparison) -> tuple[int, int, int]:
     """Tokens of outline since + read since of each section with changed blocks of its own,
-    and of reading the new edition whole (ceil(chars / 4), as the JSON and Markdown go out)."""
+    and of reading the new edition whole (o200k tokens of the JSON and Markdown sent)."""
     outline = changes.marked_outline(service.outline(result.new), result)
     spent_outline = tokens_of(dumps(outline))
     spent_reads = 0

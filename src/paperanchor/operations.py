@@ -170,10 +170,12 @@ class Operation:
         for argument in self.arguments:
             value = checked.get(argument.python_name)
             if argument.bounds is not None and value is not None:
+                name = argument.python_name
                 if argument.kind == "number":
-                    service.check_number(argument.name, value, argument.bounds, argument.unit)
+                    bounds, unit = argument.bounds, argument.unit
+                    checked[name] = service.check_number(argument.name, value, bounds, unit)
                 else:
-                    service.check_integer(argument.name, value, argument.bounds)
+                    checked[name] = service.check_integer(argument.name, value, argument.bounds)
         if self.one_of is not None:
             first, second = (self.argument(name) for name in self.one_of)
             if (checked.get(first.python_name) is None) == (
@@ -341,10 +343,9 @@ def read_text(result: service.ReadResult, _arguments: Arguments) -> tuple[str, s
 
 
 async def _outline(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Outline]:
-    default = DEFAULT_WAIT_S if door == "mcp" else 0.0
     if a.get("since"):
-        return await svc.outline_since(a["paper"], a["since"], a.get("wait"), default_wait=default)
-    return await svc.outline(a["paper"], a.get("wait"), default_wait=default)
+        return await svc.outline_since(a["paper"], a["since"])
+    return await svc.outline(a["paper"])
 
 
 async def _read(svc: PaperService, a: Arguments, door: Door) -> Served[service.ReadResult]:
