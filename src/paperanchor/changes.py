@@ -257,7 +257,15 @@ _TEX_NOISE = re.compile(
 _TEX_COMMENT = re.compile(r"(?<!\\)%[^\n]*\n?")
 # A citation group as printed: its numbers or keys differ between renderings (`[19]` or
 # `[nakajima_2024]` when a conversion could not number it); how many works it cites does not.
-_CITATION = re.compile(r"[\[(]((?:[\w:./-]{2,}|\d+)(?:\s*[,;]\s*(?:[\w:./-]{2,}|\d+)){0,40})[\])]")
+# A printed citation is a number or a key in brackets (`[19]`, `[xi2023rise]`), or in
+# parentheses a number, a year (`(2023b)`) or a key with a `_` or a `:`: a unit in parentheses,
+# `(tCO2eq)`, is words.
+_KEY = r"(?:\d+[a-z]?|[\w./-]*[_:][\w:./-]*)"
+_BRACKETED = r"(?:\d+|[\w:./-]{2,})"
+_CITATION = re.compile(
+    rf"\[({_BRACKETED}(?:\s*[,;]\s*{_BRACKETED}){{0,40}})\]"
+    rf"|\(({_KEY}(?:\s*[,;]\s*{_KEY}){{0,40}})\)"
+)
 
 
 def _tex(tex: str) -> str:
@@ -266,7 +274,7 @@ def _tex(tex: str) -> str:
 
 def _cited(match: re.Match[str]) -> str:
     # one word a work cited: `[1, 2, 3]` and `[1]; [2]; [3]` say the same
-    return " cite" * len(re.split(r"[,;]", match.group(1))) + " "
+    return " cite" * len(re.split(r"[,;]", match.group(1) or match.group(2))) + " "
 
 
 def _rendering_free(text: str) -> str:
@@ -305,8 +313,14 @@ def _reworded(old: Node, new: Node) -> bool:
 
 def _image_names(figure: Figure) -> list[str]:
     # by file name: another rendering serves them from another host; a rendering that drew a
-    # figure as a picture (SVG in the page) has no image to compare (2404.11584's arXiv page)
-    return [url.rsplit("/", 1)[-1] for url in figure.images]
+    # figure as a picture (SVG in the page) has no image to compare (2404.11584's arXiv page),
+    # and the names LaTeXML makes up (`x7.png`, numbered in the order it drew them) say
+    # nothing: 2402.00838's ar5iv x7-x10 are its arXiv page's x6-x9
+    names = (url.rsplit("/", 1)[-1] for url in figure.images)
+    return [name for name in names if not _GENERATED.match(name)]
+
+
+_GENERATED = re.compile(r"x\d+\.\w+$")
 
 
 # -- the pieces of each section -----------------------------------------------------------------
