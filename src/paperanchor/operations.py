@@ -234,6 +234,23 @@ PAPER = Argument(
     rest=REST_PAPER,
 )
 
+# tools/list is paid for on every request (SPEC §7: the seven under 1,500 tokens): the outline
+# says what `since` is, read and references refer to it
+SINCE_HELP: Final = "older edition (v1, ar5iv): what changed since"
+SINCE = Argument(
+    "since",
+    "text",
+    SINCE_HELP,
+    rest=Rest(
+        "an older edition of the paper: vN, arxiv, ar5iv, pdf or a reference of the same paper "
+        "(SPEC §10)"
+    ),
+)
+"""`since` (SPEC §10): in the query of the outline, read and references routes, in the path
+of the changes routes"""
+SINCE_AS_IN_OUTLINE = Argument("since", "text", "as in outline", rest=SINCE.rest)
+SINCE_REQUIRED = Argument("since", "text", SINCE_HELP, required=True, rest=SINCE.rest)
+
 
 def anchor(help: str, cli_help: str) -> Argument:
     """A required anchor argument."""
@@ -331,10 +348,16 @@ def read_text(result: service.ReadResult, _arguments: Arguments) -> tuple[str, s
 
 
 async def _outline(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Outline]:
+    if a.get("since"):
+        return await svc.outline_since(a["paper"], a["since"])
     return await svc.outline(a["paper"])
 
 
 async def _read(svc: PaperService, a: Arguments, door: Door) -> Served[service.ReadResult]:
+    if a.get("since"):
+        return await svc.read_since(
+            a["paper"], a.get("anchor"), a["since"], a.get("maxTokens"), door=door
+        )
     return await svc.read(a["paper"], a.get("anchor"), a.get("maxTokens"), door=door)
 
 
@@ -360,7 +383,17 @@ def _cite_on(paper: Paper, a: Arguments, context: Context) -> shapes.Cite:
 async def _references(
     svc: PaperService, a: Arguments, door: Door
 ) -> Served[shapes.ReferenceAnswer]:
+    if a.get("since"):
+        return await svc.references_since(a["paper"], a["since"])
     return await svc.reference_answer(a["paper"], a.get("id") or None)
+
+
+async def _changes(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Changes]:
+    return await svc.changes(a["paper"], a["since"])
+
+
+async def _changes_markdown(svc: PaperService, a: Arguments, door: Door) -> Served[str]:
+    return await svc.changes_markdown(a["paper"], a["since"])
 
 
 async def _figure(svc: PaperService, a: Arguments, door: Door) -> Served[Any]:
@@ -483,6 +516,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 default=DEFAULT_WAIT_S,
                 unit="seconds",
             ),
+            SINCE,
         ),
         _outline,
         _same,
@@ -529,6 +563,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                     absent=service.WHOLE_NODE,
                 ),
             ),
+            SINCE_AS_IN_OUTLINE,
         ),
         _read,
         None,
@@ -640,6 +675,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 cli=CliArgument("ID", "bib.bib12, 12 or [12]; omit for all entries", nargs="?"),
                 rest=Rest("bib.bib12, 12 or [12]", name="reference_id"),
             ),
+            SINCE_AS_IN_OUTLINE,
         ),
         _references,
         _same,
@@ -831,6 +867,24 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         _same,
         tools=None,
     ),
+    # what changed since another edition, whole (SPEC §10): over MCP it is `since` on outline,
+    # read and references
+    Operation(
+        "changes",
+        "What changed since another edition: Changes with every section's change.",
+        (PAPER, SINCE_REQUIRED),
+        _changes,
+        _same,
+        tools=None,
+    ),
+    Operation(
+        "changes_markdown",
+        "What changed since another edition, as CriticMarkup.",
+        (PAPER, SINCE_REQUIRED),
+        _changes_markdown,
+        None,
+        tools=None,
+    ),
 )
 """Every operation, in the order the tools are listed and the subcommands offered."""
 
@@ -966,6 +1020,24 @@ ROUTES: Final[tuple[Route, ...]] = (
         caching="outline",
     ),
     Route(
+        "changes",
+        "/{paper:path}/changes/{since:path}.json",
+        "changes_json",
+        "What changed since another edition",
+        shape=shapes.Changes,
+        doc="`Changes` (SPEC §10): counts of sections, paragraphs, equations, tables, figures and\n"
+        "references per kind of change, the numbers that changed, and every section's change.",
+    ),
+    Route(
+        "changes_markdown",
+        "/{paper:path}/changes/{since:path}.md",
+        "changes_markdown",
+        "What changed since another edition, as CriticMarkup",
+        form="markdown",
+        doc="The numbers that changed, the counts, then each changed section's changed blocks\n"
+        "in CriticMarkup (`{++…++}`, `{--…--}`, `{~~old~>new~~}`).",
+    ),
+    Route(
         "read",
         "/{paper:path}/sections/{anchor}.md",
         "section_markdown",
@@ -1008,13 +1080,14 @@ ROUTES: Final[tuple[Route, ...]] = (
         "references",
         "Bibliography",
         leaves=("id",),
-        shape=shapes.References,
+        shape=shapes.References | shapes.ReferenceAnswer,
     ),
     Route(
         "references",
         "/{paper:path}/references/{reference_id}.json",
         "reference",
         "One bibliography entry and where it is cited",
+        leaves=("since",),
         shape=shapes.Reference,
         body=lambda answer: answer["reference"],
     ),

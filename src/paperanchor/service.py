@@ -14,10 +14,11 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Generic, Literal, Protocol, TypeVar, cast, overload
+from urllib.parse import quote
 
 from rapidfuzz import fuzz, process, utils
 
-from paperanchor import editions, licence, quotes, refs, selectors, shapes
+from paperanchor import changes, editions, licence, quotes, refs, selectors, shapes
 from paperanchor.anchors import WHOLE_PAPER, Located
 from paperanchor.discovery import bibtex, categories, query, s2
 from paperanchor.errors import BadRequest, Forbidden, NotFound, PaperAnchorError
@@ -30,6 +31,7 @@ from paperanchor.refs import PaperRef, parse_ref, shown
 from paperanchor.render.escape import markdown_line
 from paperanchor.render.json import equation_json, float_json, reference_json
 from paperanchor.render.markdown import (
+    join,
     tokens_of,
     truncate,
 )
@@ -377,6 +379,54 @@ def read(
         )
         count = tokens_of(markdown)
     return ReadResult(meta.paper, meta.idv, shown_id, title, count, truncated, markdown)
+
+
+def read_since(
+    result: changes.Comparison,
+    anchor: str | None,
+    max_tokens: int | object = None,
+    door: Door = "rest",
+) -> ReadResult:
+    """A node's changes since another edition as CriticMarkup (SPEC §10 read since): its
+    blocks with their marks, unchanged blocks folded; the whole paper's changes for no anchor;
+    cut at `maxTokens` as any read (checked by the operations table, as `read`'s)."""
+    if max_tokens is WHOLE_NODE:
+        limit = sys.maxsize
+    elif max_tokens is None:
+        limit = DEFAULT_MAX_TOKENS
+    else:
+        limit = cast(int, max_tokens)
+    paper = result.new
+    meta = paper.meta
+    since = quote_path(result.old.meta.idv)
+    if anchor is not None and anchor.strip() == WHOLE_PAPER:
+        anchor = None
+    if anchor is None:
+        chunks = changes.whole_markdown(result).rstrip("\n").split("\n\n")
+        title, shown_id = paper.document.title.text, ""
+        fetch = f"/{meta.idv}/changes/{since}.md"
+    else:
+        node = paper.index.resolve(anchor).node
+        chunks = changes.node_chunks(result, node.id)
+        title = node.title.text if isinstance(node, Section) else ""
+        alias = paper.index.alias_of.get(node.id, node.id)
+        fetch = f"/{meta.idv}/sections/{alias}.md?since={since}"
+        shown_id = node.id
+    full = join(chunks)
+    whole = tokens_of(full)
+    if whole <= limit:
+        markdown, truncated, count = full, False, whole
+    else:
+        markdown, truncated = truncate(
+            chunks, limit, lambda remaining: _more(door, remaining, whole, fetch), whole=whole
+        )
+        count = tokens_of(markdown)
+    return ReadResult(meta.paper, meta.idv, shown_id, title, count, truncated, markdown)
+
+
+def quote_path(text: str) -> str:
+    """A reference as it goes in a path or query of ours (a legacy id keeps its slash)."""
+    return quote(text, safe="/")
 
 
 def permalink(meta: LoadedPaper, anchor: str | None) -> str | None:
@@ -928,6 +978,63 @@ class PaperService:
         alignment = await asyncio.to_thread(new.aligned, key, lambda: editions.align(old, new))
         return new, old, alignment, ref
 
+    async def compared(self, paper: str, since: str) -> Served[changes.Comparison]:
+        """`paper` compared with the edition `since` (SPEC §10), once per pair: kept with
+        `paper`'s view beside their alignment."""
+        new, old, alignment, ref = await self.aligned(paper, since)
+        key = f"changes:{editions.edition_key(old)}"
+        result = await asyncio.to_thread(
+            new.aligned, key, lambda: changes.compare(old, new, alignment)
+        )
+        # an answer about two editions lasts as long as the shorter-lived: pinned only when the
+        # edition `since` is a confirmed version too (ar5iv's one rendering may be redone)
+        lasting = old.meta.version_confirmed and old.meta.version is not None
+        local = "local" in (new.meta.source, old.meta.source)
+        confirmed = new.meta.version_confirmed and lasting
+        return Served(result, ref, new.meta.idv, confirmed, local_file=local)
+
+    async def outline_since(self, paper: str, since: str) -> Served[shapes.Outline]:
+        """The outline with each section's change since the edition `since`, and `changes`."""
+        found, compared = await asyncio.gather(self.outline(paper), self.compared(paper, since))
+        marked = changes.marked_outline(found.value, compared.value)
+        return Served(marked, found.asked, found.idv, found.version_confirmed, found.pending)
+
+    async def read_since(
+        self,
+        paper: str,
+        anchor: str | None,
+        since: str,
+        max_tokens: int | object = None,
+        door: Door = "rest",
+    ) -> Served[ReadResult]:
+        """A node's changes since the edition `since` as CriticMarkup (SPEC §10)."""
+        compared = await self.compared_text(paper, since, "The changes of its text")
+        result = await asyncio.to_thread(read_since, compared.value, anchor, max_tokens, door)
+        return compared.carrying(result)
+
+    async def references_since(self, paper: str, since: str) -> Served[shapes.ReferenceAnswer]:
+        """The bibliography entries added and removed since the edition `since`."""
+        compared = await self.compared(paper, since)
+        return compared.carrying(changes.references_shape(compared.value))
+
+    async def changes(self, paper: str, since: str) -> Served[shapes.Changes]:
+        """`Changes` with every section's change (GET /{paper}/changes/{since}.json)."""
+        compared = await self.compared(paper, since)
+        return compared.carrying(changes.changes_shape(compared.value, per_section=True))
+
+    async def changes_markdown(self, paper: str, since: str) -> Served[str]:
+        """The whole paper's changes as CriticMarkup (GET /{paper}/changes/{since}.md)."""
+        compared = await self.compared_text(paper, since, "The changes of its text")
+        text = await asyncio.to_thread(changes.whole_markdown, compared.value)
+        return compared.carrying(text)
+
+    async def compared_text(self, paper: str, since: str, what: str) -> Served[changes.Comparison]:
+        """`compared`, for an answer that shows the paper's text: refused in public mode where
+        the licence does not allow serving it (SPEC §12)."""
+        compared = await self.compared(paper, since)
+        await self._check_text(await self.paper(compared.asked), what)
+        return compared
+
     async def on_paper(self, paper: str, pure: Callable[[Paper], T]) -> Served[T]:
         """Any operation on one paper: the paper loaded, `pure` run on it in a worker thread."""
         ref = parse_ref(paper)
@@ -984,7 +1091,8 @@ class PaperService:
         # the answer is as lasting as the less lasting of the two editions (REST's caching)
         lasting = old.meta.version is not None and old.meta.version_confirmed
         meta = view.meta
-        return Served(answer, ref, meta.idv, meta.version_confirmed and lasting)
+        local = "local" in (meta.source, old.meta.source)
+        return Served(answer, ref, meta.idv, meta.version_confirmed and lasting, local_file=local)
 
     async def references(self, paper: str) -> Served[shapes.References]:
         """The paper's bibliography, parsed, with the arXiv ids S2 knows for entries without."""

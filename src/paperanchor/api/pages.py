@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
-from paperanchor import __version__, licence, refs
+from paperanchor import __version__, changes, licence, refs
 from paperanchor.api import rest
 from paperanchor.discovery import query
 from paperanchor.errors import PaperAnchorError
@@ -248,6 +248,59 @@ def section_html(view: Paper, anchor: str) -> str:
         next=link(around.next),
         parent=link(parent or around.parent),
     )
+
+
+# What changed since another edition, as an HTML page (SPEC §10).
+@router.get(
+    "/{paper:path}/changes/{since:path}",
+    summary="What changed since another edition: an HTML page with <ins>/<del> and MathML, "
+    "each section linked to its page, unchanged sections folded",
+    response_class=HTMLResponse,
+    responses=rest.error_responses(rest.HTML_TYPE),
+)
+async def changes_page(request: Request, paper: rest.PaperPath, since: str) -> Response:
+    compared = await rest.service(request).compared_text(paper, since, "The changes of its text")
+    page = await asyncio.to_thread(_changes_html, compared.value)
+    return rest.answer(request, compared, page.encode(), rest.HTML_TYPE)
+
+
+def _changes_html(result: changes.Comparison) -> str:
+    new = result.new
+    idv = new.meta.idv
+    since = result.old.meta.idv
+
+    def section_href(node_id: str) -> str:
+        return f"/{quote(idv, safe='/')}/sections/{quote(node_id, safe='')}"
+
+    shown, gone = changes.page_sections(result)
+    numbers = [{**number, "href": section_href(number["anchor"])} for number in result.numbers]
+    base = f"/{quote(idv, safe='/')}/changes/{quote(since, safe='/')}"
+    return render(
+        "changes.html",
+        paper_title=new.document.title.text or idv,
+        idv=idv,
+        since=since,
+        markdown_href=f"{base}.md",
+        json_href=f"{base}.json",
+        numbers=numbers,
+        summary=changes.summary(result),
+        sections=[
+            {**_section_view(section), "href": section_href(section.id)} for section in shown
+        ],
+        removed=[_section_view(section) for section in gone],
+    )
+
+
+def _section_view(section: changes.PageSection) -> dict[str, Any]:
+    return {
+        "id": section.id,
+        "label": section.label,
+        # HTML built by render/html.py, every string of the paper escaped there
+        "heading": Markup(section.heading),
+        "change": section.change,
+        "changed": section.changed,
+        "body": Markup(section.body),
+    }
 
 
 # A paper's outline as an HTML page, or its Outline JSON when Accept prefers it.

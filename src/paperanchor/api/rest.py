@@ -293,7 +293,7 @@ def _endpoint(
             if (value := given[argument.rest_name]) is not None
         }
         if route.caching == "outline":
-            return await outline_answer(request, arguments["paper"])
+            return await outline_answer(request, arguments["paper"], since=arguments.get("since"))
         checked = operation.check(arguments, "rest")
         for argument, _where in taken:
             absent = argument.rest.absent if argument.rest is not None else None
@@ -347,10 +347,16 @@ def routes() -> APIRouter:
 # -- shared by the routes and the HTML page --------------------------------------------------
 
 
-async def outline_answer(request: Request, paper: str, *, vary_accept: bool = False) -> Response:
-    """The outline as JSON, honouring `Prefer: wait=N` (RFC 7240)."""
+async def outline_answer(
+    request: Request, paper: str, *, vary_accept: bool = False, since: str | None = None
+) -> Response:
+    """The outline as JSON, honouring `Prefer: wait=N` (RFC 7240); with `since`, marked with
+    what changed since that edition (SPEC §10)."""
     wait = prefer_wait(request.headers.getlist("prefer"))
-    outline = await service(request).outline(paper)
+    if since:
+        outline = await service(request).outline_since(paper, since)
+    else:
+        outline = await service(request).outline(paper)
     applied = {"Preference-Applied": f"wait={wait:g}"} if wait is not None else {}
     return answer(
         request,

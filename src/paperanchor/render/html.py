@@ -569,3 +569,66 @@ def neighbours(document: Document, section_id: str) -> Neighbours:
             break
         here = chain.get(above.id) if above is not None else None
     return Neighbours(previous, following, parent)
+
+
+# -- what changed: CriticMarkup -> <ins>/<del> ------------------------------------------------
+
+# Our marks (render/critic.py) and the HTML each becomes; the paper's own `{++`, `~>` … reach
+# here escaped (`\{++`), which markdown-it's escape rule turns back into text.
+_CRITIC_TAGS = {
+    "{++": "<ins>",
+    "++}": "</ins>",
+    "{--": "<del>",
+    "--}": "</del>",
+    "{~~": "<del>",
+    "~~}": "</ins>",
+    "{>>": '<span class="critic-note">',
+    "<<}": "</span>",
+    "~>": "</del><ins>",
+}
+
+
+def _critic_mark(state: StateInline, silent: bool) -> bool:
+    src, pos = state.src, state.pos
+    mark = src[pos : pos + 3]
+    if mark not in _CRITIC_TAGS:
+        mark = src[pos : pos + 2]
+        if mark != "~>":
+            return False
+    if not silent:
+        token = state.push("html_inline", "", 0)
+        token.content = _CRITIC_TAGS[mark]
+    state.pos += len(mark)
+    return True
+
+
+def _critic_markdown_it() -> MarkdownIt:
+    md = _markdown_it()
+    md.enable("table")
+    md.inline.ruler.before("emphasis", "critic", _critic_mark)
+    md.render("{++a++} | b\n---|---\n{~~$c$~>d~~} | e", {"math": MathBudget(), "notes": {}})
+    return md
+
+
+_CRITIC_MD = _critic_markdown_it()
+
+
+def critic_html(
+    markdown: str, math: MathBudget | None = None, notes: dict[str, Footnote] | None = None
+) -> str:
+    """Our CriticMarkup (render/critic.py) as HTML: blocks as blocks, `<ins>`/`<del>` for the
+    marks, math as MathML, footnote marks of `notes`, raw HTML off as everywhere else."""
+    env = {"math": math or MathBudget(), "notes": notes or {}}
+    rendered: str = _CRITIC_MD.render(markdown, env)
+    return rendered
+
+
+def footnotes_by_label(document: Document) -> dict[str, Footnote]:
+    """A paper's footnotes by the label its Markdown references them with (`[^3]`)."""
+    return {note_label(note.mark): note for note in document.footnotes.values()}
+
+
+def inline_critic_html(markdown: str, math: MathBudget | None = None) -> str:
+    """One line of our CriticMarkup (a title) as inline HTML."""
+    rendered: str = _CRITIC_MD.renderInline(markdown, {"math": math or MathBudget(), "notes": {}})
+    return rendered
