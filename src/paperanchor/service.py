@@ -993,6 +993,13 @@ class PaperService:
         confirmed = new.meta.version_confirmed and lasting
         return Served(result, ref, new.meta.idv, confirmed, local_file=local)
 
+    async def compared_text(self, paper: str, since: str, what: str) -> Served[changes.Comparison]:
+        """`compared`, for an answer that shows the paper's text: refused in public mode where
+        the licence does not allow serving it (SPEC §12)."""
+        compared = await self.compared(paper, since)
+        await self._check_text(await self.paper(compared.asked), what)
+        return compared
+
     async def outline_since(self, paper: str, since: str) -> Served[shapes.Outline]:
         """The outline with each section's change since the edition `since`, and `changes`."""
         found, compared = await asyncio.gather(self.outline(paper), self.compared(paper, since))
@@ -1027,13 +1034,6 @@ class PaperService:
         compared = await self.compared_text(paper, since, "The changes of its text")
         text = await asyncio.to_thread(changes.whole_markdown, compared.value)
         return compared.carrying(text)
-
-    async def compared_text(self, paper: str, since: str, what: str) -> Served[changes.Comparison]:
-        """`compared`, for an answer that shows the paper's text: refused in public mode where
-        the licence does not allow serving it (SPEC §12)."""
-        compared = await self.compared(paper, since)
-        await self._check_text(await self.paper(compared.asked), what)
-        return compared
 
     async def on_paper(self, paper: str, pure: Callable[[Paper], T]) -> Served[T]:
         """Any operation on one paper: the paper loaded, `pure` run on it in a worker thread."""
