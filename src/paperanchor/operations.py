@@ -34,7 +34,7 @@ ToolSet = Literal["reader", "all"]
 DEFAULT_WAIT_S: Final = 10.0
 """SPEC §4: agents wait for the inferred fields by default (MCP); REST and pages do not"""
 
-PAPER_HELP: Final = "arXiv id or URL (1706.03762, hep-th/9901001v2) or local/<name>"
+PAPER_HELP: Final = "arXiv id or URL (1706.03762v7) or local/<name>"
 ANCHOR_HELP: Final = "id, alias or slug: S3.SS2, S3.2, introduction"
 
 CLI_PAPER_HELP: Final = (
@@ -236,7 +236,7 @@ PAPER = Argument(
 
 # tools/list is paid for on every request (SPEC §7: the seven under 1,500 tokens): the outline
 # says what `since` is, read and references refer to it
-SINCE_HELP: Final = "older edition (v1, ar5iv): what changed since"
+SINCE_HELP: Final = "older edition (v1, ar5iv) to compare"
 SINCE = Argument(
     "since",
     "text",
@@ -505,7 +505,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         "outline",
         "Start here: title, authors, abstract, TL;DR, contributions and the section tree "
-        "(ids, numbers, tokens) of an arXiv paper.",
+        "(ids, numbers, tokens).",
         (
             PAPER,
             Argument(
@@ -613,7 +613,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
             Argument(
                 "from",
                 "text",
-                "edition the anchor is of: vN, arxiv, ar5iv, pdf, a ref",
+                "anchor's edition: vN, arxiv, ar5iv, pdf",
                 blank=True,
                 keyword="edition",
                 cli=CliArgument(
@@ -631,7 +631,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
             Argument(
                 "prefix",
                 "text",
-                "with text: text just before it",
+                "text before it",
                 blank=True,
                 cli=CliArgument(
                     "TEXT", "with --text: the text just before the quote", flag="--prefix"
@@ -641,7 +641,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
             Argument(
                 "suffix",
                 "text",
-                "with text: text just after it",
+                "text after it",
                 blank=True,
                 cli=CliArgument(
                     "TEXT", "with --text: the text just after the quote", flag="--suffix"
