@@ -61,6 +61,15 @@ class Settings(BaseSettings):
     arxiv_pdf_url: str = "https://arxiv.org/pdf"
     """The last source: a paper's PDF, read into the tree from its text layer; empty turns it off.
     """
+    arxiv_abs_url: str = "https://arxiv.org/abs"
+    """The arXiv listing (abs page) a public server reads a paper's licence from when the page
+    names none; empty leaves such a licence unknown."""
+    public: bool = False
+    """A server anyone can reach: a paper's text is served only where its licence allows
+    (Creative Commons, public domain); the rest answers `forbidden` naming the licence."""
+    auth_tokens_file: Path | None = None
+    """A file of bearer tokens' SHA-256 hex digests, one a line: REST and `/mcp` answer 401 without
+    one of them (but `/healthz`, and loopback clients of a server that is not public)."""
     arxiv_api_url: str = "https://export.arxiv.org/api/query"
     """The arXiv API (metadata, search, BibTeX, trends); empty turns discovery by arXiv off."""
     s2_url: str = "https://api.semanticscholar.org/graph/v1"
@@ -154,14 +163,26 @@ class Settings(BaseSettings):
         return int(self.memory_mb * 1024 * 1024)
 
     @field_validator(
-        "public_url", "cache_url", "local_dir", "s2_api_key", "s2_gap_s", mode="before"
+        "public_url",
+        "cache_url",
+        "local_dir",
+        "s2_api_key",
+        "s2_gap_s",
+        "auth_tokens_file",
+        mode="before",
     )
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator(
-        "arxiv_html_url", "ar5iv_url", "arxiv_pdf_url", "public_url", "arxiv_api_url", "s2_url"
+        "arxiv_html_url",
+        "ar5iv_url",
+        "arxiv_pdf_url",
+        "public_url",
+        "arxiv_api_url",
+        "s2_url",
+        "arxiv_abs_url",
     )
     @classmethod
     def _http_base(cls, value: str | None, info: ValidationInfo) -> str | None:
