@@ -10,11 +10,16 @@ from rapidfuzz import fuzz, process
 
 from paperanchor.errors import NotFound
 from paperanchor.tree import (
+    Code,
     Document,
     Equation,
+    EquationGroup,
     Figure,
     Inline,
+    ListBlock,
     Node,
+    Paragraph,
+    Quote,
     Section,
     Table,
     Text,
@@ -33,6 +38,20 @@ SUGGEST_MAX_CHARS = 300
 # would be "paper" is "paper-2".
 WHOLE_PAPER = "paper"
 RESERVED = frozenset({WHOLE_PAPER})
+# SPEC §11: the blocks `read` marks with their anchor, where they sit in a section's flow (a
+# list's items, a figure's panels and a group's rows are parts of the block that holds them).
+_MARKED = (Paragraph, Equation, EquationGroup, Figure, Table, Theorem, ListBlock, Code, Quote)
+_FLOW = (Section, Paragraph, Theorem)
+MARK = "¶"
+"""A marker's label is `¶` and the block's number in the paper, in document order: one or
+two o200k tokens where a LaTeXML id costs four to thirteen (`S3.SS1.SSS0.Px3.p2`)."""
+
+
+def citable(node: Node, parent: Node | None) -> bool:
+    """Whether `read` marks this block with its anchor (SPEC §11)."""
+    if isinstance(node, Text):
+        return parent is None or isinstance(parent, Section)  # loose text, not a paragraph's
+    return isinstance(node, _MARKED) and (parent is None or isinstance(parent, _FLOW))
 
 
 def section_alias(section_id: str) -> str | None:
@@ -82,6 +101,8 @@ class AnchorIndex:
     sections: list[Section] = field(default_factory=list)
     panel_ids: set[str] = field(default_factory=set)
     note_sections: dict[str, tuple[str, str]] = field(default_factory=dict)
+    marks: dict[str, str] = field(default_factory=dict)
+    """node id -> its marker label (`¶12`), which resolves to it as an alias does"""
     _slug_next: dict[str, int] = field(default_factory=dict)
 
     @classmethod
@@ -114,6 +135,10 @@ class AnchorIndex:
             self.slugs[slug] = node.id
             self.slug_of[node.id] = slug
         self.nodes.setdefault(node.id, Located(node, section_id, visit.top.id))
+        if citable(node, visit.parent) and node.id not in self.marks:
+            label = f"{MARK}{len(self.marks) + 1}"
+            self.marks[node.id] = label
+            self.aliases[label] = node.id
         if isinstance(node, Text):
             for note_id in node.notes:
                 self.note_sections.setdefault(note_id, (section_id, visit.top.id))
@@ -127,6 +152,14 @@ class AnchorIndex:
                 self.alias_of.setdefault(node.id, short)
         for key in printed_labels(node, visit.parent):
             self.labels.setdefault(key, node.id)
+
+    def mark(self, node: Node) -> str | None:
+        """The marker label `read` shows before this block, None when it shows none (a node
+        another of the same id shadows, on a hostile page, is not the one the label names)."""
+        label = self.marks.get(node.id)
+        if label is None or self.nodes[node.id].node is not node:
+            return None
+        return label
 
     def _new_slug(self, base: str) -> str:
         """`base`, else `base-2`, `base-3` … in document order; linear in the number of
@@ -184,7 +217,8 @@ class AnchorIndex:
                 if name:
                     choices.setdefault(name.lower(), section.id)
         for alias, node_id in self.aliases.items():
-            choices.setdefault(alias.lower(), node_id)
+            if not alias.startswith(MARK):  # a marker is read off a page, never guessed
+                choices.setdefault(alias.lower(), node_id)
         if not choices or not anchor or len(anchor) > SUGGEST_MAX_CHARS:
             return []
         found = process.extract(anchor.lower(), list(choices), scorer=fuzz.WRatio, limit=limit * 4)

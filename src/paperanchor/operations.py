@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from paperanchor import service, shapes
+from paperanchor import compact, service, shapes
 from paperanchor.errors import BadRequest
 from paperanchor.paper import Paper
 from paperanchor.service import Door, PaperService
@@ -55,6 +55,8 @@ class CliArgument:
     help: str
     flag: str | None = None
     nargs: str | None = None
+    switch: bool = False
+    """a flag without a value that stands for 1 (`--anchors`)"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +82,8 @@ class Argument:
     """how an either-or error message names it (`a text to verify`)"""
     cli: CliArgument | None = None
     """how the command line takes it; None: not on the command line"""
+    tool: bool = True
+    """whether the MCP tool takes it (`anchors` is always on over MCP, SPEC §11)"""
 
     @property
     def python_name(self) -> str:
@@ -276,13 +280,32 @@ def read_text(result: service.ReadResult, _arguments: Arguments) -> tuple[str, s
 # -- how each operation runs -----------------------------------------------------------------
 
 
+DEPTH_RANGE: Final = (1, 10)
+
+
+def depth_of(a: Arguments) -> int | None:
+    """The outline's `depth` (SPEC §11): None for every level, else 1-10."""
+    return service.check_integer("depth", a.get("depth"), DEPTH_RANGE)
+
+
 async def _outline(svc: PaperService, a: Arguments, door: Door) -> shapes.Outline:
     default = DEFAULT_WAIT_S if door == "mcp" else 0.0
-    return (await svc.outline(a["paper"], a.get("wait"), default_wait=default)).value
+    depth = depth_of(a)
+    found = (await svc.outline(a["paper"], a.get("wait"), default_wait=default)).value
+    return compact.at_depth(found, depth)
+
+
+def _anchors(a: Arguments, door: Door) -> bool:
+    """SPEC §11: MCP's reads always mark their blocks; REST and the command line ask."""
+    asked = service.check_integer("anchors", a.get("anchors"), (0, 1))
+    return door == "mcp" or bool(asked)
 
 
 async def _read(svc: PaperService, a: Arguments, door: Door) -> service.ReadResult:
-    return (await svc.read(a["paper"], a["anchor"], a.get("maxTokens"), door=door)).value
+    anchors = _anchors(a, door)
+    return (
+        await svc.read(a["paper"], a["anchor"], a.get("maxTokens"), door, anchors=anchors)
+    ).value
 
 
 async def _cite(svc: PaperService, a: Arguments, door: Door) -> shapes.Cite:
@@ -395,11 +418,22 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 default=DEFAULT_WAIT_S,
                 unit="seconds",
             ),
+            Argument(
+                "depth",
+                "integer",
+                "levels of sections, 1-10; default all",
+                bounds=DEPTH_RANGE,
+                cli=CliArgument(
+                    "N",
+                    "show N levels of sections (1-10; deeper ones count in their parents' tokens)",
+                    flag="--depth",
+                ),
+            ),
         ),
         _outline,
-        _same,
-        (shapes.Outline,),
-        on_paper=lambda paper, a, context: service.outline(paper),
+        compact.compact,
+        (shapes.CompactOutline,),
+        on_paper=lambda paper, a, context: compact.at_depth(service.outline(paper), depth_of(a)),
         samples=lambda paper: [{}],
         command=Command(
             "outline",
@@ -432,11 +466,28 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                     flag="--max-tokens",
                 ),
             ),
+            Argument(
+                "anchors",
+                "integer",
+                "1: mark each citable block with its anchor",
+                bounds=(0, 1),
+                tool=False,
+                cli=CliArgument(
+                    "",
+                    "mark each citable block with the anchor cite takes (<!--¶12-->)",
+                    flag="--anchors",
+                    switch=True,
+                ),
+            ),
         ),
         _read,
         None,
         on_paper=lambda paper, a, context: service.read(
-            paper, a["anchor"], a.get("maxTokens"), context.door
+            paper,
+            a["anchor"],
+            a.get("maxTokens"),
+            context.door,
+            anchors=_anchors(a, context.door),
         ),
         command=Command(
             "read",
@@ -706,6 +757,14 @@ REST_MAX_TOKENS = RestParameter(
     # Markdown routes answer the whole node unless ?maxTokens= asks for less (SPEC §6)
     absent=service.WHOLE_NODE,
 )
+REST_ANCHORS = RestParameter(
+    "anchors",
+    "query",
+    "1: mark each citable block with the anchor cite takes, as <!--¶12--> (SPEC §11)",
+    "anchors",
+    kind="integer",
+    required=False,
+)
 
 
 def _query(name: str, help: str, argument: str | None = None, **options: Any) -> RestParameter:
@@ -717,7 +776,8 @@ def _optional(name: str, help: str, kind: Kind = "text", **options: Any) -> Rest
 
 
 async def _read_rest(svc: PaperService, a: Arguments) -> Any:
-    return await svc.read(a["paper"], a.get("anchor"), a["maxTokens"])
+    anchors = _anchors(a, "rest")
+    return await svc.read(a["paper"], a.get("anchor"), a["maxTokens"], anchors=anchors)
 
 
 async def _categories(svc: PaperService, a: Arguments) -> shapes.Taxonomy:
@@ -819,12 +879,13 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/outline.json",
         "outline_json",
         "Outline",
-        (REST_PAPER,),
+        (REST_PAPER, _optional("depth", "levels of sections, 1-10 (default all)", "integer")),
         lambda svc, a: _outline(svc, a, "rest"),
         shape=shapes.Outline,
         doc="Title, authors, abstract, TL;DR, contributions and the section tree with token "
         "counts.\n`Prefer: wait=N` (0-60 s) waits for the inferred fields and is answered in\n"
-        "`Preference-Applied`.",
+        "`Preference-Applied`; `depth` keeps that many levels of sections, each counting the\n"
+        "tokens of those under it.",
         caching="outline",
     ),
     Route(
@@ -832,7 +893,7 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/sections/{anchor}.md",
         "section_markdown",
         "A node as Markdown",
-        (REST_PAPER, REST_ANCHOR, REST_MAX_TOKENS),
+        (REST_PAPER, REST_ANCHOR, REST_MAX_TOKENS, REST_ANCHORS),
         _read_rest,
         form="markdown",
         body=lambda result: result.markdown,
@@ -842,7 +903,7 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/sections/{anchor}.json",
         "section_json",
         "A node's Markdown",
-        (REST_PAPER, REST_ANCHOR, REST_MAX_TOKENS),
+        (REST_PAPER, REST_ANCHOR, REST_MAX_TOKENS, REST_ANCHORS),
         _read_rest,
         shape=shapes.SectionText,
         body=lambda result: result.to_json(),
@@ -937,7 +998,7 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}.md",
         "paper_markdown",
         "The whole paper as Markdown",
-        (REST_PAPER, REST_MAX_TOKENS),
+        (REST_PAPER, REST_MAX_TOKENS, REST_ANCHORS),
         _read_rest,
         form="markdown",
         body=lambda result: result.markdown,

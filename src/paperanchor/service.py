@@ -12,6 +12,7 @@ import sys
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Final, Generic, Literal, Protocol, TypeVar, cast, overload
 
 from paperanchor import quotes, refs, shapes
@@ -306,10 +307,15 @@ def _more(door: Door, remaining: int, whole: int, fetch_path: str) -> str:
 
 
 def read(
-    paper: Paper, anchor: str | None, max_tokens: object = None, door: Door = "rest"
+    paper: Paper,
+    anchor: str | None,
+    max_tokens: object = None,
+    door: Door = "rest",
+    *,
+    anchors: bool = False,
 ) -> ReadResult:
     """A node's Markdown (SPEC §4 read), the whole paper for no anchor; a cut answer says how
-    to get the rest in the reader's door."""
+    to get the rest in the reader's door; `anchors` marks each citable block (SPEC §11)."""
     if max_tokens is WHOLE_NODE:
         limit = sys.maxsize // 4
     else:
@@ -330,12 +336,12 @@ def read(
         title = node.title.text if isinstance(node, Section) else ""
         fetch = f"/{meta.idv}/sections/{paper.index.alias_of.get(node_id, node_id)}.md"
         shown_id = node_id
-    full = paper.markdown(node_id)
+    full = paper.markdown(node_id, anchors=anchors)
     if len(full) <= limit * 4:
         markdown, truncated = full, False
     else:
         whole = tokens_of(full)
-        chunks = paper.chunks(node_id)
+        chunks = paper.chunks(node_id, anchors=anchors)
         # the whole paper opens with its title and author line: front matter, not content
         front = 2 if node_id is None and paper.document.authors else 1 if node_id is None else 0
         markdown, truncated = truncate(
@@ -668,16 +674,25 @@ class PaperService:
         return _served(view, ref, view)
 
     async def read(
-        self, paper: str, anchor: str | None, max_tokens: object = None, door: Door = "rest"
+        self,
+        paper: str,
+        anchor: str | None,
+        max_tokens: object = None,
+        door: Door = "rest",
+        *,
+        anchors: bool = False,
     ) -> Served[ReadResult]:
-        """A node's Markdown (SPEC §4 read); the whole paper for no anchor."""
+        """A node's Markdown (SPEC §4 read); the whole paper for no anchor; `anchors` marks
+        each citable block with its anchor (SPEC §11)."""
         if max_tokens is not WHOLE_NODE:
             _int_arg("maxTokens", max_tokens, DEFAULT_MAX_TOKENS, MAX_TOKENS_RANGE)
         ref = parse_ref(paper)
         view = await self.paper(ref)
-        if view.rendered(anchor):
-            return _served(read(view, anchor, max_tokens, door), ref, view)
-        result = await asyncio.to_thread(read, view, anchor, max_tokens, door)
+        if view.rendered(anchor, anchors=anchors):
+            return _served(read(view, anchor, max_tokens, door, anchors=anchors), ref, view)
+        result = await asyncio.to_thread(
+            partial(read, anchors=anchors), view, anchor, max_tokens, door
+        )
         return _served(result, ref, view)
 
     async def cite(self, paper: str, anchor: str) -> Served[shapes.Cite]:

@@ -11,7 +11,7 @@ module's source again for every schema it builds (0.5 ms a shape, on every FastA
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import ConfigDict, Field, with_config
 
@@ -96,6 +96,35 @@ class Outline(TypedDict):
             "did not answer in time (a later outline has it)"
         ),
     ]
+
+
+@with_config(SHAPE)
+class CompactOutline(TypedDict):
+    """The outline the MCP tool sends (SPEC §11, compact.py): Outline's fields less those
+    that are empty or at their default, each section one line of `sectionFields`."""
+
+    schema: Literal[1]
+    paper: str
+    idv: str
+    version: NotRequired[int]
+    versionConfirmed: NotRequired[bool]
+    source: Source
+    sourceUrl: NotRequired[str]
+    title: str
+    authors: NotRequired[list[str]]
+    abstract: NotRequired[str]
+    tldr: NotRequired[str]
+    contributions: NotRequired[list[str]]
+    inferred: NotRequired[Literal["pending"]]
+    tokens: int
+    counts: dict[str, int]
+    sectionFields: Annotated[
+        str, Field(description="what each section line holds: tokens id number title")
+    ]
+    sections: list[str]
+    quality: NotRequired[Quality]
+    license: NotRequired[str]
+    metadata: NotRequired[dict[str, Any]]
 
 
 @with_config(SHAPE)

@@ -155,7 +155,7 @@ def _function(operation: operations.Operation, service: PaperService) -> Callabl
 
     call.__name__ = call.__qualname__ = operation.name
     call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [_parameter(argument) for argument in operation.arguments],
+        [_parameter(argument) for argument in operation.arguments if argument.tool],
         return_annotation=CallToolResult,
     )
     return call

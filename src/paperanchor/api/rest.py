@@ -15,13 +15,14 @@ import json
 import math
 import pathlib
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import TypeAdapter
 
-from paperanchor import operations
+from paperanchor import compact, operations
 from paperanchor.api import models
 from paperanchor.api.files import read_image
 from paperanchor.errors import NotFound, PaperAnchorError
@@ -240,7 +241,8 @@ def _endpoint(route: operations.Route) -> Callable[..., Awaitable[Response]]:
             for value in (given[declared.name],)
         }
         if route.caching == "outline":
-            return await outline_answer(request, arguments["paper"])
+            depth = operations.depth_of(arguments)
+            return await outline_answer(request, arguments["paper"], depth=depth)
         found = await route.call(service(request), arguments)
         value = found.value if route.caching == "paper" else found
         sent = route.body(value)
@@ -279,10 +281,14 @@ for _route in operations.ROUTES:
 # -- shared by the routes and the HTML page --------------------------------------------------
 
 
-async def outline_answer(request: Request, paper: str, *, vary_accept: bool = False) -> Response:
-    """The outline as JSON, honouring `Prefer: wait=N` (RFC 7240)."""
+async def outline_answer(
+    request: Request, paper: str, *, vary_accept: bool = False, depth: int | None = None
+) -> Response:
+    """The outline as JSON, honouring `Prefer: wait=N` (RFC 7240), `depth` levels deep."""
     wait = prefer_wait(request.headers.getlist("prefer"))
     outline = await service(request).outline(paper, wait, default_wait=0.0)
+    if depth is not None:
+        outline = replace(outline, value=compact.at_depth(outline.value, depth))
     applied = {"Preference-Applied": f"wait={wait:g}"} if wait is not None else {}
     return answer(
         request,
