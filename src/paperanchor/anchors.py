@@ -159,8 +159,8 @@ class AnchorIndex:
             if short:
                 self.aliases.setdefault(short, node.id)
                 self.alias_of.setdefault(node.id, short)
-        for label in printed_labels(node, visit.parent):
-            self.labels.setdefault(label, node.id)
+        for kind_label in printed_labels(node, visit.parent):
+            self.labels.setdefault(kind_label, node.id)
         for text in printed_texts(node, visit.parent):
             key = printed_key(text)
             if key:
