@@ -134,7 +134,12 @@ def create_app(
     app.add_middleware(_Bugs)  # innermost: the rate limit and the metrics see its 500s
     app.add_middleware(CancelOnDisconnect)  # a request whose client left stops (its 499 counted)
     if limit is not None:
-        app.add_middleware(RateLimitMiddleware, limit=limit, refuse=_refuse)
+        app.add_middleware(
+            RateLimitMiddleware,
+            limit=limit,
+            refuse=_refuse,
+            loopback=settings.rate_limit_loopback,
+        )
     if settings.public_url is None and not _is_loopback(settings.host):
         logger.warning(
             "listening on %s without PAPERANCHOR_PUBLIC_URL: only requests with Host %s are "

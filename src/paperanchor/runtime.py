@@ -54,8 +54,12 @@ class Runtime:
         *,
         library: Callable[[Settings], Papers] | None = None,
         discovery: Callable[[Papers], Discovery] | None = None,
+        over_stdio: bool = False,
     ) -> Runtime:
-        """The runtime of `settings`; `library` and `discovery` replace the default parts."""
+        """The runtime of `settings`; `library` and `discovery` replace the default parts.
+        `over_stdio`: no HTTP server runs, so no URL of this service is handed out unless
+        PAPERANCHOR_PUBLIC_URL names one (SPEC §7)."""
+        base = None if over_stdio and settings.public_url is None else settings.public_base
         if library is not None:
             papers = library(settings)
             store, coordination, sources = papers.store, papers.coordination, papers.sources
@@ -64,7 +68,8 @@ class Runtime:
             link = RedisLink(settings.cache_url) if settings.cache_url else None
             store = open_store(settings, link)
             coordination = open_coordination(link, lease_s=settings.lock_lease_s)
-            sources = Sources(settings, upstream=Upstream(settings, coordination=coordination))
+            upstream = Upstream(settings, coordination=coordination)
+            sources = Sources(settings, upstream=upstream, service_base=base)
             papers = Papers(
                 settings,
                 parse=parse_document,
@@ -80,7 +85,7 @@ class Runtime:
             if discovery is not None
             else Discovery(settings, upstream=upstream, store=store)
         )
-        service = PaperService(papers, settings.public_base, finder)
+        service = PaperService(papers, base or "", finder)
         return cls(
             settings, link, store, coordination, upstream, sources, papers, finder, service, owned
         )

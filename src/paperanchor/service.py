@@ -371,7 +371,10 @@ def _cite_answer(paper: Paper, located: Located, public_url: str) -> shapes.Cite
     section_id = located.section_id or located.top_id or located.node.id
     return {
         "text": text,
-        "url": f"{public_url.rstrip('/')}/{paper.meta.idv}/sections/{section_id}.md",
+        # no URL of this service where none is served (stdio, SPEC §7)
+        "url": f"{public_url.rstrip('/')}/{paper.meta.idv}/sections/{section_id}.md"
+        if public_url
+        else None,
         "anchor": located.node.id,
         "permalink": permalink(paper.meta, located.node.id),
         "hash": text_hash(text),

@@ -66,6 +66,8 @@ class Settings(BaseSettings):
     timeout_s: float = 30.0
     max_html_mb: float = 50.0
     rate_limit: str = "120/minute"
+    # SPEC §7: clients on this machine (an agent beside its server) are not limited unless 1
+    rate_limit_loopback: bool = False
     latest_ttl_s: float = 86400.0
     memory_mb: float = 512.0
     # Not in SPEC's table: the backoff of retries (full jitter, doubling from backoff_s, capped

@@ -143,7 +143,10 @@ class SectionText(TypedDict):
 @with_config(SHAPE)
 class Cite(TypedDict):
     text: str
-    url: str
+    url: Annotated[
+        str | None,
+        Field(description="this service's Markdown of the section; null over stdio (SPEC §7)"),
+    ]
     anchor: str
     permalink: Annotated[
         str | None,

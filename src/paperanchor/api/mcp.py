@@ -304,5 +304,5 @@ async def serve_stdio(settings: Settings) -> None:
     """`paperanchor mcp`: the tools over stdin/stdout, over a runtime of their own."""
     from paperanchor.runtime import Runtime  # the runtime imports the whole middle
 
-    async with Runtime.build(settings) as runtime:
+    async with Runtime.build(settings, over_stdio=True) as runtime:
         await build_server(runtime.service, tools=settings.tools).run_stdio_async()

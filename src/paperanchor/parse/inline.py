@@ -256,7 +256,7 @@ def _markup(
         out.add(" ")
         return
     if kind == _IMG:
-        src = safe_url(ctx.absolute(el.get("src") or ""))
+        src = ctx.absolute(el.get("src") or "")
         if src:
             out.add(f"![{escape_label(el.get('alt') or '')}]({destination(src)})", "")
         return

@@ -12,6 +12,7 @@ from paperanchor.render.escape import (
     escape_label,
     escape_line_start,
     escape_text,
+    image_url,
     math_markdown,
     note_label,
     safe_url,
@@ -108,7 +109,7 @@ def pipe_table(rows: tuple[tuple[str, ...], ...]) -> str:
 
 
 def _image(alt: str, url: str) -> str | None:
-    safe = safe_url(url)
+    safe = image_url(url)
     return f"![{escape_label(alt)}]({destination(safe)})" if safe else None
 
 
