@@ -32,14 +32,26 @@ def run_cli(*argv: str) -> tuple[int, str, str]:
 
 
 def words(paper: service.Paper, arguments: operations.Arguments, _: operations.Context) -> Any:
-    """A new operation's pure function: the words of a node's Markdown."""
-    return {"idv": paper.meta.idv, "words": len(paper.markdown(arguments["anchor"]).split())}
+    """A new operation's pure function: the words of a node's Markdown (longer than N)."""
+    longer = arguments.get("longer") or 0
+    found = [word for word in paper.markdown(arguments["anchor"]).split() if len(word) > longer]
+    return {"idv": paper.meta.idv, "words": len(found)}
 
+
+# an argument added to an operation: this one entry is all REST, MCP and the CLI need
+LONGER = operations.Argument(
+    "longer",
+    "integer",
+    "count words longer than this, 0-40",
+    bounds=(0, 40),
+    cli=operations.CliArgument("N", "count words longer than N letters", flag="--longer"),
+    rest=operations.Rest("count only the words longer than this, 0-40"),
+)
 
 WORD_COUNT = operations.Operation(
     "word_count",
     "How many words a section has.",
-    (operations.PAPER, operations.anchor("S1, introduction", "a node, as for read")),
+    (operations.PAPER, operations.anchor("S1, introduction", "a node, as for read"), LONGER),
     operations.over_paper(words),
     lambda value: value,
     on_paper=words,
@@ -47,11 +59,15 @@ WORD_COUNT = operations.Operation(
         "words", "the words of a section", lambda value, _: (f"{value['words']} words\n", "")
     ),
 )
+WORDS_ROUTE = operations.Route(
+    "word_count", "/{paper:path}/words/{anchor}.json", "word_count", "Words of a node"
+)
 
 
 @pytest.fixture
 def with_word_count(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(operations, "OPERATIONS", (*operations.OPERATIONS, WORD_COUNT))
+    monkeypatch.setattr(operations, "ROUTES", (*operations.ROUTES, WORDS_ROUTE))
 
 
 def test_every_operation_lists_its_required_arguments_first() -> None:
@@ -78,7 +94,7 @@ def test_an_operation_added_to_the_table_is_a_tool_with_its_schema(with_word_cou
 
     assert "word_count" in tools
     schema = tools["word_count"].input_schema
-    assert list(schema["properties"]) == ["paper", "anchor"]
+    assert list(schema["properties"]) == ["paper", "anchor", "longer"]
     assert schema["required"] == ["paper", "anchor"]
     assert schema["properties"]["anchor"]["description"] == "S1, introduction"
 
@@ -161,13 +177,63 @@ REST_ONLY = {"metadata", "categories"}
 def test_every_operation_of_the_table_has_a_rest_route_and_every_route_an_operation() -> None:
     routed = {route.operation for route in operations.ROUTES}
 
-    assert {op.name for op in operations.OPERATIONS} <= routed
-    assert routed - set(operations.BY_NAME) == REST_ONLY
+    assert {op.name for op in operations.OPERATIONS} == routed
+    assert {op.name for op in operations.OPERATIONS if op.tools is None} == REST_ONLY
+    assert not REST_ONLY & {op.name for op in operations.listed("all")}
 
 
 def test_the_rest_router_serves_the_tables_routes_in_their_order() -> None:
     from paperanchor.api import rest
 
-    paths = [getattr(route, "path", None) for route in rest.router.routes]
-    # the three routes of the server itself come first: /healthz, /metrics, /files/{path}
-    assert paths[3:] == [route.path for route in operations.ROUTES]
+    paths = [getattr(route, "path", None) for route in rest.operation_routes().routes]
+    assert paths == [route.path for route in operations.ROUTES]
+
+
+def test_a_route_takes_its_operations_arguments_in_the_path_it_names_else_in_the_query() -> None:
+    route = next(route for route in operations.ROUTES if route.name == "section_json")
+
+    taken = route.arguments(operations.BY_NAME["read"])
+
+    assert [(argument.name, where) for argument, where in taken] == [
+        ("paper", "path"),
+        ("anchor", "path"),
+        ("maxTokens", "query"),
+        ("anchors", "query"),
+    ]
+
+
+def test_an_argument_added_to_an_operation_reaches_rest_mcp_and_the_command_line(
+    with_word_count, replay_server, tmp_path
+) -> None:
+    from tests.api.conftest import FIXTURE_HTML, settings_for
+    from tests.api.live import live_server
+    from tests.api.test_mcp import call, text_of
+
+    short = str(fixture_path("short"))
+    _, cli_json, _ = run_cli("words", short, "S1", "--longer", "6", "--json")
+    _, all_words, _ = run_cli("words", short, "S1", "--json")
+    with (
+        live_server(settings_for(replay_server, tmp_path, local_dir=FIXTURE_HTML)) as live,
+        live.client() as http,
+    ):
+        rest = http.get("/local/short/words/S1.json?longer=6")
+        refused = http.get("/local/short/words/S1.json?longer=41")
+        schema = http.get("/openapi.json").json()
+        asked = {"paper": "local/short", "anchor": "S1", "longer": 6}
+        mcp = call(f"{live.url}/mcp", "word_count", asked)
+        mcp_refused = call(f"{live.url}/mcp", "word_count", {**asked, "longer": 41})
+
+    assert rest.status_code == 200
+    assert rest.json() == json.loads(cli_json)
+    assert mcp.structured_content == rest.json()
+    assert rest.json()["words"] < json.loads(all_words)["words"]
+    parameters = schema["paths"]["/{paper}/words/{anchor}.json"]["get"]["parameters"]
+    assert [(p["name"], p["in"]) for p in parameters] == [
+        ("paper", "path"),
+        ("anchor", "path"),
+        ("longer", "query"),
+    ]
+    # the one check, in the same words at each door
+    said = "longer=41 is out of range: give 0–40"
+    assert said in refused.json()["error"]["detail"]
+    assert mcp_refused.is_error and said in text_of(mcp_refused)

@@ -125,6 +125,7 @@ def create_app(
             route.app = SingleExchange(route.app, tools.session_manager)
     app.router.routes.extend(mcp_app.routes)  # /mcp, ahead of the catch-all paper routes
     app.include_router(rest.router)
+    app.include_router(rest.operation_routes())
     app.include_router(pages.router)  # last: GET /{paper} takes every path left
 
     app.add_exception_handler(PaperAnchorError, _on_error)  # type: ignore[arg-type]

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
 from paperanchor import compact, service, shapes
 from paperanchor.errors import BadRequest
 from paperanchor.paper import Paper
-from paperanchor.service import Door, PaperService
+from paperanchor.service import Door, PaperService, Served
 from paperanchor.tree import Equation, Figure, Paragraph, Table, walk
 
 Kind = Literal["text", "integer", "number", "texts"]
@@ -60,6 +60,23 @@ class CliArgument:
 
 
 @dataclass(frozen=True, slots=True)
+class Rest:
+    """How the REST routes take an argument: in the path where the route's path names it
+    (`{paper:path}`, `{reference_id}`), else in the query."""
+
+    help: str
+    """its description in /openapi.json"""
+    name: str | None = None
+    """its Python name in /openapi.json and the path where not the argument's (`q`)"""
+    alias: str | None = None
+    """its name in the query where that is not `name` (`maxTokens`, `from`)"""
+    required: bool | None = None
+    """whether the query must give it, where REST differs from MCP (None: as `required`)"""
+    absent: Any = None
+    """what the argument is when the query leaves it out (None: absent)"""
+
+
+@dataclass(frozen=True, slots=True)
 class Argument:
     """One argument of an operation, as MCP and REST name it (`maxTokens`, `from`)."""
 
@@ -82,6 +99,8 @@ class Argument:
     """how an either-or error message names it (`a text to verify`)"""
     cli: CliArgument | None = None
     """how the command line takes it; None: not on the command line"""
+    rest: Rest | None = None
+    """how the REST routes take it; None: not in a REST route's path or query"""
     tool: bool = True
     """whether the MCP tool takes it (`anchors` is always on over MCP, SPEC §11)"""
 
@@ -89,6 +108,11 @@ class Argument:
     def python_name(self) -> str:
         """The name the service's functions take it by."""
         return self.keyword or self.name
+
+    @property
+    def rest_name(self) -> str:
+        """Its Python name in a REST route (/openapi.json titles it by it)."""
+        return (self.rest.name if self.rest is not None else None) or self.python_name
 
 
 Arguments = Mapping[str, Any]
@@ -123,13 +147,14 @@ class Operation:
     """the MCP tool's description (the untrusted-content note is added by api/mcp.py)"""
     arguments: tuple[Argument, ...]
     run: Callable[[PaperService, Arguments, Door], Awaitable[Any]]
-    """the answer over the service, for a door that is not one paper's (MCP)"""
+    """the answer over the service (MCP, REST): a `Served` answer for an operation on one
+    paper, the value itself for the others (`value_of` takes the value of either)"""
     tool: Callable[[Any], Any] | None
     """the tool's structured content from `run`'s answer; None: the answer is Markdown text"""
     shapes: tuple[Any, ...] = ()
     """the result's shapes (shapes.py), whose top-level fields the tool's output schema lists"""
-    tools: ToolSet = "reader"
-    """the tool set that lists it (PAPERANCHOR_TOOLS)"""
+    tools: ToolSet | None = "reader"
+    """the tool set that lists it (PAPERANCHOR_TOOLS); None: no tool, a REST route only"""
     one_of: tuple[str, str] | None = None
     """two arguments of which exactly one must be given"""
     on_paper: Callable[[Paper, Arguments, Context], Any] | None = None
@@ -139,8 +164,13 @@ class Operation:
     """arguments the warm-up runs `on_paper` with on its page (warmup.py)"""
 
     def check(self, given: Mapping[str, Any], door: Door = "mcp") -> dict[str, Any]:
-        """The arguments by Python name, each bounded one in its range (the one check)."""
+        """The arguments by Python name, each bounded one in its range (the one check); over
+        MCP a blank optional text is absent (None)."""
         checked = dict(given)
+        if door == "mcp":
+            for argument in self.arguments:
+                if argument.blank and checked.get(argument.python_name) == "":
+                    checked[argument.python_name] = None
         for argument in self.arguments:
             value = checked.get(argument.python_name)
             if argument.bounds is not None and value is not None:
@@ -150,7 +180,9 @@ class Operation:
                     service.check_integer(argument.name, value, argument.bounds)
         if self.one_of is not None:
             first, second = (self.argument(name) for name in self.one_of)
-            if _given(checked, first, door) == _given(checked, second, door):
+            if (checked.get(first.python_name) is None) == (
+                checked.get(second.python_name) is None
+            ):
                 raise BadRequest(
                     f"{self.name if door != 'cli' else self.command_name} takes "
                     f"{_what(first, door)} or {_what(second, door)}, one of the two"
@@ -172,14 +204,6 @@ class Operation:
         return {a.name: a.keyword for a in self.arguments if a.keyword is not None}
 
 
-def _given(arguments: Mapping[str, Any], argument: Argument, door: Door) -> bool:
-    """Whether an argument was given: not null, nor blank text where blank means absent."""
-    value = arguments.get(argument.python_name)
-    if value is None:
-        return False
-    return not (argument.blank and door != "cli" and value == "")
-
-
 def _what(argument: Argument, door: Door) -> str:
     if door == "cli" and argument.cli is not None:
         cli = argument.cli
@@ -191,14 +215,33 @@ def _what(argument: Argument, door: Door) -> str:
 
 # -- the arguments most operations share ----------------------------------------------------
 
+REST_PAPER = Rest(
+    "a paper: 1706.03762, 1706.03762v7, hep-th/9901001v2, arXiv:1706.03762, "
+    "an arxiv.org or ar5iv URL, or local/<name>",
+    name="paper",  # the bibtex operation's `papers` and `referencesOf` too
+)
+REST_ANCHOR = Rest("a node: its id (S3.SS2, S3.SS2.p1, S3.E1), alias (S3.2, F1, E1) or slug")
+
 PAPER = Argument(
-    "paper", "text", PAPER_HELP, required=True, cli=CliArgument("PAPER", CLI_PAPER_HELP)
+    "paper",
+    "text",
+    PAPER_HELP,
+    required=True,
+    cli=CliArgument("PAPER", CLI_PAPER_HELP),
+    rest=REST_PAPER,
 )
 
 
 def anchor(help: str, cli_help: str) -> Argument:
     """A required anchor argument."""
-    return Argument("anchor", "text", help, required=True, cli=CliArgument("ANCHOR", cli_help))
+    return Argument(
+        "anchor",
+        "text",
+        help,
+        required=True,
+        cli=CliArgument("ANCHOR", cli_help),
+        rest=REST_ANCHOR,
+    )
 
 
 # -- the command line's text renderings ------------------------------------------------------
@@ -288,11 +331,11 @@ def depth_of(a: Arguments) -> int | None:
     return service.check_integer("depth", a.get("depth"), DEPTH_RANGE)
 
 
-async def _outline(svc: PaperService, a: Arguments, door: Door) -> shapes.Outline:
+async def _outline(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Outline]:
     default = DEFAULT_WAIT_S if door == "mcp" else 0.0
     depth = depth_of(a)
-    found = (await svc.outline(a["paper"], a.get("wait"), default_wait=default)).value
-    return compact.at_depth(found, depth)
+    found = await svc.outline(a["paper"], a.get("wait"), default_wait=default)
+    return replace(found, value=compact.at_depth(found.value, depth))
 
 
 def _anchors(a: Arguments, door: Door) -> bool:
@@ -301,17 +344,16 @@ def _anchors(a: Arguments, door: Door) -> bool:
     return door == "mcp" or bool(asked)
 
 
-async def _read(svc: PaperService, a: Arguments, door: Door) -> service.ReadResult:
+async def _read(svc: PaperService, a: Arguments, door: Door) -> Served[service.ReadResult]:
     anchors = _anchors(a, door)
-    return (
-        await svc.read(a["paper"], a["anchor"], a.get("maxTokens"), door, anchors=anchors)
-    ).value
+    maximum = a.get("maxTokens")
+    return await svc.read(a["paper"], a.get("anchor"), maximum, door, anchors=anchors)
 
 
-async def _cite(svc: PaperService, a: Arguments, door: Door) -> shapes.Cite:
-    if a.get("text"):
-        return (await svc.cite_text(a["paper"], a["text"])).value
-    return (await svc.cite(a["paper"], a["anchor"])).value
+async def _cite(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Cite]:
+    if a.get("text") is not None:
+        return await svc.cite_text(a["paper"], a["text"])
+    return await svc.cite(a["paper"], a["anchor"])
 
 
 def _cite_on(paper: Paper, a: Arguments, context: Context) -> shapes.Cite:
@@ -320,20 +362,24 @@ def _cite_on(paper: Paper, a: Arguments, context: Context) -> shapes.Cite:
     return service.cite(paper, a["anchor"], context.public_url)
 
 
-async def _references(svc: PaperService, a: Arguments, door: Door) -> shapes.ReferenceAnswer:
-    return (await svc.reference_answer(a["paper"], a.get("id") or None)).value
+async def _references(
+    svc: PaperService, a: Arguments, door: Door
+) -> Served[shapes.ReferenceAnswer]:
+    return await svc.reference_answer(a["paper"], a.get("id") or None)
 
 
-async def _figure(svc: PaperService, a: Arguments, door: Door) -> Any:
-    return (await svc.figure(a["paper"], a["anchor"])).value
+async def _figure(svc: PaperService, a: Arguments, door: Door) -> Served[Any]:
+    return await svc.figure(a["paper"], a["anchor"])
 
 
-async def _equation(svc: PaperService, a: Arguments, door: Door) -> shapes.Equation:
-    return (await svc.equation(a["paper"], a["anchor"])).value
+async def _equation(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Equation]:
+    return await svc.equation(a["paper"], a["anchor"])
 
 
-async def _search_paper(svc: PaperService, a: Arguments, door: Door) -> list[shapes.SearchHit]:
-    return (await svc.search_paper(a["paper"], a["query"], a.get("limit"))).value
+async def _search_paper(
+    svc: PaperService, a: Arguments, door: Door
+) -> Served[list[shapes.SearchHit]]:
+    return await svc.search_paper(a["paper"], a["query"], a.get("limit"))
 
 
 SEARCH_ARXIV_ARGUMENTS = ("category", "date_from", "date_to", "sort", "start", "limit")
@@ -341,7 +387,7 @@ SEARCH_ARXIV_ARGUMENTS = ("category", "date_from", "date_to", "sort", "start", "
 
 async def _search_arxiv(svc: PaperService, a: Arguments, door: Door) -> shapes.SearchPage:
     options = {name: a.get(name) for name in SEARCH_ARXIV_ARGUMENTS}
-    return await svc.search_arxiv(a["query"], **options)
+    return await svc.search_arxiv(a.get("query"), **options)
 
 
 async def _bibtex(svc: PaperService, a: Arguments, door: Door) -> str:
@@ -358,6 +404,19 @@ async def _category_trends(svc: PaperService, a: Arguments, door: Door) -> shape
     return await svc.category_trends(a["category"], a.get("days"))
 
 
+async def _metadata(svc: PaperService, a: Arguments, door: Door) -> shapes.Metadata:
+    return await svc.metadata(a["paper"])
+
+
+async def _categories(svc: PaperService, a: Arguments, door: Door) -> shapes.Taxonomy:
+    return svc.categories()
+
+
+def value_of(answer: Any) -> Any:
+    """What `Operation.run` answered, without the facts about its paper when it has some."""
+    return answer.value if isinstance(answer, Served) else answer
+
+
 def over_paper(
     pure: Callable[[Paper, Arguments, Context], Any],
 ) -> Callable[[PaperService, Arguments, Door], Awaitable[Any]]:
@@ -365,10 +424,7 @@ def over_paper(
 
     async def run(svc: PaperService, arguments: Arguments, door: Door) -> Any:
         context = Context(svc.public_url, door)
-        found = await svc.on_paper(
-            arguments["paper"], lambda paper: pure(paper, arguments, context)
-        )
-        return found.value
+        return await svc.on_paper(arguments["paper"], lambda paper: pure(paper, arguments, context))
 
     return run
 
@@ -428,6 +484,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                     "show N levels of sections (1-10; deeper ones count in their parents' tokens)",
                     flag="--depth",
                 ),
+                rest=Rest("levels of sections, 1-10 (default all)"),
             ),
         ),
         _outline,
@@ -453,6 +510,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 "as in outline, or paper for the whole paper",
                 required=True,
                 cli=CliArgument("ANCHOR", f"{CLI_ANCHOR_HELP}; or paper", nargs="?"),
+                rest=REST_ANCHOR,
             ),
             Argument(
                 "maxTokens",
@@ -464,6 +522,14 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                     "N",
                     "cut the Markdown at about N tokens (100-100000, default 8000)",
                     flag="--max-tokens",
+                ),
+                rest=Rest(
+                    "cut the Markdown at a block boundary (100-100000)",
+                    name="max_tokens",
+                    alias="maxTokens",
+                    # Markdown routes answer the whole node unless ?maxTokens= asks for less
+                    # (SPEC §6)
+                    absent=service.WHOLE_NODE,
                 ),
             ),
             Argument(
@@ -477,6 +543,10 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                     "mark each citable block with the anchor cite takes (<!--¶12-->)",
                     flag="--anchors",
                     switch=True,
+                ),
+                rest=Rest(
+                    "1: mark each citable block with the anchor cite takes, as <!--¶12--> "
+                    "(SPEC §11)"
                 ),
             ),
         ),
@@ -510,6 +580,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 blank=True,
                 what="an anchor",
                 cli=CliArgument("ANCHOR", CLI_ANCHOR_HELP, nargs="?"),
+                rest=REST_ANCHOR,
             ),
             Argument(
                 "text",
@@ -522,6 +593,10 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                     "instead of ANCHOR: a quote of 10-2000 characters to find in the paper "
                     "(exact, else fuzzy at a score of 90 or more)",
                     flag="--text",
+                ),
+                rest=Rest(
+                    "the quoted text, 10-2000 characters (compared case- and space-blind)",
+                    required=True,
                 ),
             ),
         ),
@@ -549,6 +624,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 "bib.bib12, 12 or [12]; omit for all",
                 blank=True,
                 cli=CliArgument("ID", "bib.bib12, 12 or [12]; omit for all entries", nargs="?"),
+                rest=Rest("bib.bib12, 12 or [12]", name="reference_id"),
             ),
         ),
         _references,
@@ -595,6 +671,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 "words to find",
                 required=True,
                 cli=CliArgument("WORD", "words to find (case-blind)", nargs="+"),
+                rest=Rest("words to look for (case-insensitive substrings)", name="q"),
             ),
             Argument(
                 "limit",
@@ -603,6 +680,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 bounds=service.LIMIT_RANGE,
                 default=service.DEFAULT_LIMIT,
                 cli=CliArgument("N", "hits to show, 1-50 (default 5)", flag="--limit"),
+                rest=Rest("hits to return, 1-50 (default 5)"),
             ),
         ),
         _search_paper,
@@ -618,13 +696,42 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         "Search arXiv: compact hits (id, title, first authors, date, summary), newest "
         "with sort=submitted.",
         (
-            Argument("query", "text", "words, or ti: au: abs: cat: AND OR ANDNOT", required=True),
-            Argument("category", "text", "cs.LG"),
-            Argument("from", "text", "YYYY-MM-DD", keyword="date_from"),
-            Argument("to", "text", "YYYY-MM-DD", keyword="date_to"),
-            Argument("sort", "text", "relevance|submitted|updated"),
-            Argument("start", "integer", "from 0"),
-            Argument("limit", "integer", "1-50, default 10"),
+            Argument(
+                "query",
+                "text",
+                "words, or ti: au: abs: cat: AND OR ANDNOT",
+                required=True,
+                rest=Rest(
+                    "arXiv's search_query: words, or ti:, au:, abs:, cat:, AND, OR, ANDNOT",
+                    name="q",
+                    required=False,  # a category alone is a search too
+                ),
+            ),
+            Argument("category", "text", "cs.LG", rest=Rest("an arXiv category, cs.LG")),
+            Argument(
+                "from",
+                "text",
+                "YYYY-MM-DD",
+                keyword="date_from",
+                rest=Rest("first submission day, YYYY-MM-DD (UTC)", alias="from"),
+            ),
+            Argument(
+                "to",
+                "text",
+                "YYYY-MM-DD",
+                keyword="date_to",
+                rest=Rest("last submission day, YYYY-MM-DD (UTC)", alias="to"),
+            ),
+            Argument(
+                "sort",
+                "text",
+                "relevance|submitted|updated",
+                rest=Rest("relevance, submitted or updated"),
+            ),
+            Argument("start", "integer", "from 0", rest=Rest("the first result, from 0")),
+            Argument(
+                "limit", "integer", "1-50, default 10", rest=Rest("results, 1-50 (default 10)")
+            ),
         ),
         _search_arxiv,
         _same,
@@ -635,8 +742,9 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         "bibtex",
         "BibTeX that compiles: of arXiv papers, or of a paper's bibliography (referencesOf).",
         (
-            Argument("papers", "texts", "1-20 arXiv ids"),
-            Argument("referencesOf", "text", "a paper: its bibliography"),
+            # over REST, one paper in the path: /{paper}.bib, /{paper}/references.bib
+            Argument("papers", "texts", "1-20 arXiv ids", rest=REST_PAPER),
+            Argument("referencesOf", "text", "a paper: its bibliography", rest=REST_PAPER),
         ),
         _bibtex,
         lambda bib: {"bibtex": bib},
@@ -647,7 +755,15 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         "citations",
         "Papers citing an arXiv paper (Semantic Scholar): count, titles, years, arXiv ids.",
-        (PAPER, Argument("limit", "integer", "1-100, default 20")),
+        (
+            PAPER,
+            Argument(
+                "limit",
+                "integer",
+                "1-100, default 20",
+                rest=Rest("citing papers, 1-100 (default 20)"),
+            ),
+        ),
         _citations,
         _same,
         (shapes.Citations,),
@@ -657,23 +773,39 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         "category_trends",
         "An arXiv category's submissions per day and top title terms, last 1-30 days.",
         (
-            Argument("category", "text", "cs.LG, hep-th", required=True),
-            Argument("days", "integer", "1-30, default 7"),
+            Argument(
+                "category",
+                "text",
+                "cs.LG, hep-th",
+                required=True,
+                rest=Rest("an arXiv category: cs.LG, hep-th, math.AG"),
+            ),
+            Argument(
+                "days", "integer", "1-30, default 7", rest=Rest("the last 1-30 days (default 7)")
+            ),
         ),
         _category_trends,
         _same,
         (shapes.Trends,),
         tools="all",
     ),
+    # two answers only REST gives (SPEC §6): a paper's arXiv record and arXiv's taxonomy
+    Operation("metadata", "A paper's arXiv metadata.", (PAPER,), _metadata, _same, tools=None),
+    Operation("categories", "arXiv's category taxonomy.", (), _categories, _same, tools=None),
 )
 """Every operation, in the order the tools are listed and the subcommands offered."""
 
 BY_NAME: Final = {operation.name: operation for operation in OPERATIONS}
 
 
+def operation(name: str) -> Operation:
+    """The operation of that name in the table."""
+    return next(op for op in OPERATIONS if op.name == name)
+
+
 def listed(tools: ToolSet) -> list[Operation]:
     """The operations a tool set offers: `reader` the reading ones, `all` every one."""
-    return [op for op in OPERATIONS if tools == "all" or op.tools == "reader"]
+    return [op for op in OPERATIONS if op.tools == "reader" or (tools == "all" and op.tools)]
 
 
 def commands() -> list[Operation]:
@@ -696,34 +828,18 @@ the paper is local, or as an outline (whose metadata may come later)."""
 
 
 @dataclass(frozen=True, slots=True)
-class RestParameter:
-    """A route's path or query parameter, and the argument of the operation it gives."""
-
-    name: str
-    """the Python name /openapi.json titles it by"""
-    where: Where
-    help: str
-    argument: str
-    kind: Kind = "text"
-    required: bool = True
-    alias: str | None = None
-    """its name in the query where that is not `name` (`maxTokens`, `from`)"""
-    absent: Any = None
-    """what the argument is when the query leaves the parameter out"""
-
-
-@dataclass(frozen=True, slots=True)
 class Route:
-    """One REST route of an operation: where it is, what it takes, how it answers."""
+    """One REST route of an operation: where it is, which of the operation's arguments it
+    leaves out, how it answers. It takes every other argument that has a REST form (`Rest`):
+    in the path where its path names it, else in the query."""
 
     operation: str
     path: str
     name: str
     """the endpoint's name (/openapi.json's operationId is made from it)"""
     summary: str
-    parameters: tuple[RestParameter, ...]
-    call: Callable[[PaperService, Arguments], Awaitable[Any]]
-    """the service call: a `Served` answer for caching `paper`, else the value itself"""
+    leaves: tuple[str, ...] = ()
+    """arguments (wire names) this route does not take: another route of the operation does"""
     form: Form = "json"
     shape: Any = None
     """the JSON answer's shape, for /openapi.json"""
@@ -732,56 +848,16 @@ class Route:
     """the value -> what is sent: JSON to encode, or text"""
     caching: Caching = "paper"
 
-
-REST_PAPER = RestParameter(
-    "paper",
-    "path",
-    "a paper: 1706.03762, 1706.03762v7, hep-th/9901001v2, arXiv:1706.03762, "
-    "an arxiv.org or ar5iv URL, or local/<name>",
-    "paper",
-)
-REST_ANCHOR = RestParameter(
-    "anchor",
-    "path",
-    "a node: its id (S3.SS2, S3.SS2.p1, S3.E1), alias (S3.2, F1, E1) or slug",
-    "anchor",
-)
-REST_MAX_TOKENS = RestParameter(
-    "max_tokens",
-    "query",
-    "cut the Markdown at a block boundary (100-100000)",
-    "maxTokens",
-    kind="integer",
-    required=False,
-    alias="maxTokens",
-    # Markdown routes answer the whole node unless ?maxTokens= asks for less (SPEC §6)
-    absent=service.WHOLE_NODE,
-)
-REST_ANCHORS = RestParameter(
-    "anchors",
-    "query",
-    "1: mark each citable block with the anchor cite takes, as <!--¶12--> (SPEC §11)",
-    "anchors",
-    kind="integer",
-    required=False,
-)
-
-
-def _query(name: str, help: str, argument: str | None = None, **options: Any) -> RestParameter:
-    return RestParameter(name, "query", help, argument or name, **options)
-
-
-def _optional(name: str, help: str, kind: Kind = "text", **options: Any) -> RestParameter:
-    return _query(name, help, kind=kind, required=False, **options)
-
-
-async def _read_rest(svc: PaperService, a: Arguments) -> Any:
-    anchors = _anchors(a, "rest")
-    return await svc.read(a["paper"], a.get("anchor"), a["maxTokens"], anchors=anchors)
-
-
-async def _categories(svc: PaperService, a: Arguments) -> shapes.Taxonomy:
-    return svc.categories()
+    def arguments(self, operation: Operation) -> list[tuple[Argument, Where]]:
+        """The arguments of `operation` this route takes, in the table's order, and where."""
+        taken: list[tuple[Argument, Where]] = []
+        for argument in operation.arguments:
+            if argument.rest is None or argument.name in self.leaves:
+                continue
+            name = argument.rest_name
+            in_path = f"{{{name}}}" in self.path or f"{{{name}:" in self.path
+            taken.append((argument, "path" if in_path else "query"))
+        return taken
 
 
 ROUTES: Final[tuple[Route, ...]] = (
@@ -792,27 +868,6 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/search.json",
         "search_arxiv",
         "Search arXiv",
-        (
-            _optional(
-                "q",
-                "arXiv's search_query: words, or ti:, au:, abs:, cat:, AND, OR, ANDNOT",
-                argument="query",
-            ),
-            _optional("category", "an arXiv category, cs.LG"),
-            _optional(
-                "date_from",
-                "first submission day, YYYY-MM-DD (UTC)",
-                alias="from",
-                argument="date_from",
-            ),
-            _optional(
-                "date_to", "last submission day, YYYY-MM-DD (UTC)", alias="to", argument="date_to"
-            ),
-            _optional("sort", "relevance, submitted or updated"),
-            _optional("start", "the first result, from 0", "integer"),
-            _optional("limit", "results, 1-50 (default 10)", "integer"),
-        ),
-        lambda svc, a: _search_arxiv(svc, a, "rest"),
         shape=shapes.SearchPage,
         doc="One page of an arXiv API search: `{query, total, start, hits}`; an empty page is an\n"
         "empty list (SPEC §4).",
@@ -823,8 +878,6 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/categories.json",
         "categories",
         "arXiv's category taxonomy",
-        (),
-        _categories,
         shape=shapes.Taxonomy,
         caching="taxonomy",
     ),
@@ -833,13 +886,6 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/categories/{category}/trends.json",
         "category_trends",
         "Daily submissions and top title terms of a category",
-        (
-            RestParameter(
-                "category", "path", "an arXiv category: cs.LG, hep-th, math.AG", "category"
-            ),
-            _optional("days", "the last 1-30 days (default 7)", "integer"),
-        ),
-        lambda svc, a: svc.category_trends(a["category"], a.get("days")),
         shape=shapes.Trends,
         caching="latest",
     ),
@@ -848,8 +894,6 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/metadata.json",
         "metadata",
         "arXiv metadata",
-        (REST_PAPER,),
-        lambda svc, a: svc.metadata(a["paper"]),
         shape=shapes.Metadata,
         doc="The arXiv API's record of the paper (a versioned id: that version's).",
         caching="latest",
@@ -859,8 +903,6 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/citations.json",
         "citations",
         "Papers that cite it (Semantic Scholar)",
-        (REST_PAPER, _optional("limit", "citing papers, 1-100 (default 20)", "integer")),
-        lambda svc, a: svc.citations(a["paper"], a.get("limit")),
         shape=shapes.Citations,
         caching="latest",
     ),
@@ -869,8 +911,7 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/references.bib",
         "references_bib",
         "The bibliography as BibTeX (arXiv papers from the arXiv API)",
-        (REST_PAPER,),
-        lambda svc, a: svc.references_bibtex(a["paper"]),
+        leaves=("papers",),
         form="bibtex",
         caching="local-or-latest",
     ),
@@ -879,8 +920,6 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/outline.json",
         "outline_json",
         "Outline",
-        (REST_PAPER, _optional("depth", "levels of sections, 1-10 (default all)", "integer")),
-        lambda svc, a: _outline(svc, a, "rest"),
         shape=shapes.Outline,
         doc="Title, authors, abstract, TL;DR, contributions and the section tree with token "
         "counts.\n`Prefer: wait=N` (0-60 s) waits for the inferred fields and is answered in\n"
@@ -893,8 +932,6 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/sections/{anchor}.md",
         "section_markdown",
         "A node as Markdown",
-        (REST_PAPER, REST_ANCHOR, REST_MAX_TOKENS, REST_ANCHORS),
-        _read_rest,
         form="markdown",
         body=lambda result: result.markdown,
     ),
@@ -903,8 +940,6 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/sections/{anchor}.json",
         "section_json",
         "A node's Markdown",
-        (REST_PAPER, REST_ANCHOR, REST_MAX_TOKENS, REST_ANCHORS),
-        _read_rest,
         shape=shapes.SectionText,
         body=lambda result: result.to_json(),
     ),
@@ -913,14 +948,7 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/cite.json",
         "cite_text",
         "Verify a quote",
-        (
-            REST_PAPER,
-            _query(
-                "text",
-                "the quoted text, 10-2000 characters (compared case- and space-blind)",
-            ),
-        ),
-        lambda svc, a: svc.cite_text(a["paper"], a["text"]),
+        leaves=("anchor",),
         shape=shapes.Cite,
         doc="The paragraph that contains the quote: exact, else fuzzy (score 90 or more), else\n"
         "not-found naming the closest passage (SPEC §4, cite by text).",
@@ -930,8 +958,7 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/cite/{anchor}.json",
         "cite",
         "Quote a node",
-        (REST_PAPER, REST_ANCHOR),
-        lambda svc, a: svc.cite(a["paper"], a["anchor"]),
+        leaves=("text",),
         shape=shapes.Cite,
     ),
     Route(
@@ -939,8 +966,7 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/references.json",
         "references",
         "Bibliography",
-        (REST_PAPER,),
-        lambda svc, a: svc.references(a["paper"]),
+        leaves=("id",),
         shape=shapes.References,
     ),
     Route(
@@ -948,17 +974,14 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/references/{reference_id}.json",
         "reference",
         "One bibliography entry and where it is cited",
-        (REST_PAPER, RestParameter("reference_id", "path", "bib.bib12, 12 or [12]", "id")),
-        lambda svc, a: svc.reference(a["paper"], a["id"]),
         shape=shapes.Reference,
+        body=lambda answer: answer["reference"],
     ),
     Route(
         "figure",
         "/{paper:path}/figures/{anchor}.json",
         "figure",
         "Float",
-        (REST_PAPER, REST_ANCHOR),
-        lambda svc, a: svc.figure(a["paper"], a["anchor"]),
         shape=shapes.Figure | shapes.Table,
     ),
     Route(
@@ -966,8 +989,6 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/equations/{anchor}.json",
         "equation",
         "Equation",
-        (REST_PAPER, REST_ANCHOR),
-        lambda svc, a: svc.equation(a["paper"], a["anchor"]),
         shape=shapes.Equation,
     ),
     Route(
@@ -975,12 +996,6 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/search.json",
         "search_paper",
         "Search a paper",
-        (
-            REST_PAPER,
-            _query("q", "words to look for (case-insensitive substrings)", argument="query"),
-            _optional("limit", "hits to return, 1-50 (default 5)", "integer"),
-        ),
-        lambda svc, a: svc.search_paper(a["paper"], a["query"], a.get("limit")),
         shape=list[shapes.SearchHit],
     ),
     Route(
@@ -988,8 +1003,7 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}.bib",
         "paper_bib",
         "The paper's BibTeX (@misc, from the arXiv API)",
-        (REST_PAPER,),
-        lambda svc, a: svc.bibtex([a["paper"]]),
+        leaves=("referencesOf",),
         form="bibtex",
         caching="latest",
     ),
@@ -998,8 +1012,7 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}.md",
         "paper_markdown",
         "The whole paper as Markdown",
-        (REST_PAPER, REST_MAX_TOKENS, REST_ANCHORS),
-        _read_rest,
+        leaves=("anchor",),
         form="markdown",
         body=lambda result: result.markdown,
     ),

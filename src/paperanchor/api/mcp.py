@@ -148,7 +148,8 @@ def _function(operation: operations.Operation, service: PaperService) -> Callabl
     """The tool function of an operation: arguments checked, one service call, result out."""
 
     async def call(**arguments: Any) -> CallToolResult:
-        value = await operation.run(service, operation.check(arguments), "mcp")
+        found = await operation.run(service, operation.check(arguments), "mcp")
+        value = operations.value_of(found)
         if operation.tool is None:  # Markdown text, not JSON
             return CallToolResult(content=[TextContent(type="text", text=value.markdown)])
         return _json_result(operation.tool(value))

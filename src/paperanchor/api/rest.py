@@ -27,7 +27,7 @@ from paperanchor.api import models
 from paperanchor.api.files import read_image
 from paperanchor.errors import NotFound, PaperAnchorError
 from paperanchor.refs import parse_ref, shown
-from paperanchor.service import WAIT_RANGE, PaperService, Served
+from paperanchor.service import WAIT_RANGE, WHOLE_NODE, PaperService, Served
 from paperanchor.store import NoStore
 
 JSON_TYPE = "application/json"
@@ -48,7 +48,7 @@ NOT_CACHEABLE = "no-store"
 TAXONOMY = "public, max-age=86400"
 
 # Markdown routes answer the whole node unless ?maxTokens= asks for less (SPEC §6).
-WHOLE = operations.REST_MAX_TOKENS.absent
+WHOLE = WHOLE_NODE
 
 
 class MarkdownResponse(Response):
@@ -217,40 +217,52 @@ def _route_options(route: operations.Route) -> dict[str, Any]:
     return json_route(route.shape, route.summary)
 
 
-def _parameter(declared: operations.RestParameter) -> inspect.Parameter:
-    """A route parameter as FastAPI reads it: its schema, description and alias."""
-    where = Path if declared.where == "path" else Query
-    marker = where(description=declared.help, alias=declared.alias)
-    kind = KINDS[declared.kind]
-    if declared.required:
+def _parameter(argument: operations.Argument, where: operations.Where) -> inspect.Parameter:
+    """An argument as a route parameter FastAPI reads: its schema, description and alias."""
+    rest = argument.rest
+    assert rest is not None  # Route.arguments takes only arguments with a REST form
+    marker = (Path if where == "path" else Query)(description=rest.help, alias=rest.alias)
+    # a list in the path is one item of it (/{paper}.bib: one paper)
+    kind = KINDS["text" if argument.kind == "texts" else argument.kind]
+    required = where == "path" or (argument.required if rest.required is None else rest.required)
+    if required:
         annotation: Any = Annotated[kind, marker]
         default: Any = inspect.Parameter.empty
     else:
         annotation, default = Annotated[kind | None, marker], None
     keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    return inspect.Parameter(declared.name, keyword, default=default, annotation=annotation)
+    return inspect.Parameter(argument.rest_name, keyword, default=default, annotation=annotation)
 
 
-def _endpoint(route: operations.Route) -> Callable[..., Awaitable[Response]]:
-    """The route's endpoint: arguments in, one service call, the answer with its caching."""
+def _endpoint(
+    route: operations.Route, operation: operations.Operation
+) -> Callable[..., Awaitable[Response]]:
+    """The route's endpoint: arguments in, checked by the table, the operation's one service
+    call, the answer with its caching."""
+    taken = route.arguments(operation)
 
     async def endpoint(request: Request, **given: Any) -> Response:
-        arguments = {
-            declared.argument: declared.absent if given[declared.name] is None else value
-            for declared in route.parameters
-            for value in (given[declared.name],)
+        arguments: dict[str, Any] = {
+            argument.python_name: [value] if argument.kind == "texts" else value
+            for argument, _where in taken
+            if (value := given[argument.rest_name]) is not None
         }
         if route.caching == "outline":
             depth = operations.depth_of(arguments)
             return await outline_answer(request, arguments["paper"], depth=depth)
-        found = await route.call(service(request), arguments)
-        value = found.value if route.caching == "paper" else found
+        checked = operation.check(arguments, "rest")
+        for argument, _where in taken:
+            absent = argument.rest.absent if argument.rest is not None else None
+            if checked.get(argument.python_name) is None and absent is not None:
+                checked[argument.python_name] = absent
+        found = await operation.run(service(request), checked, "rest")
+        value = operations.value_of(found)
         sent = route.body(value)
         body = dumps(sent) if route.form == "json" else sent.encode()
         media_type = MEDIA_TYPES[route.form]
         if route.caching == "paper":
             return answer(request, found, body, media_type)
-        return etagged(request, body, media_type, _caching(route.caching, arguments))
+        return etagged(request, body, media_type, _caching(route.caching, given))
 
     endpoint.__name__ = endpoint.__qualname__ = route.name
     endpoint.__doc__ = route.doc
@@ -259,23 +271,29 @@ def _endpoint(route: operations.Route) -> Callable[..., Awaitable[Response]]:
             inspect.Parameter(
                 "request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Request
             ),
-            *(_parameter(declared) for declared in route.parameters),
+            *(_parameter(argument, where) for argument, where in taken),
         ],
         return_annotation=Response,
     )
     return endpoint
 
 
-def _caching(caching: operations.Caching, arguments: operations.Arguments) -> str:
+def _caching(caching: operations.Caching, parameters: dict[str, Any]) -> str:
     if caching == "taxonomy":
         return TAXONOMY
-    if caching == "local-or-latest" and parse_ref(arguments["paper"]).is_local:
+    if caching == "local-or-latest" and parse_ref(parameters["paper"]).is_local:
         return REVALIDATE
     return LATEST
 
 
-for _route in operations.ROUTES:
-    router.add_api_route(_route.path, _endpoint(_route), methods=["GET"], **_route_options(_route))
+def operation_routes() -> APIRouter:
+    """The operations' routes, generated from the table as it is (operations.ROUTES), in its
+    order; app.py places them after `router`'s and before the pages'."""
+    routes = APIRouter()
+    for route in operations.ROUTES:
+        endpoint = _endpoint(route, operations.operation(route.operation))
+        routes.add_api_route(route.path, endpoint, methods=["GET"], **_route_options(route))
+    return routes
 
 
 # -- shared by the routes and the HTML page --------------------------------------------------
