@@ -500,8 +500,8 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     ),
     Operation(
         "read",
-        "A section or any block as Markdown, heading included; longer output is cut at "
-        "maxTokens and says how to get the rest.",
+        "A section or any block as Markdown, cut at maxTokens (says how to get the rest); "
+        "a block marked <!--¶N--> is cited as ¶N.",
         (
             PAPER,
             Argument(

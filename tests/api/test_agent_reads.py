@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -132,3 +133,26 @@ def test_loopback_clients_are_not_rate_limited_by_default(replay, papers_dir, tm
     with live_server(settings) as live:
         answers = _calls(live.url, 20)
     assert [error for error, _text in answers] == [False] * 20
+
+
+def test_the_rest_outline_takes_a_depth_and_stays_schema_1(server, http):
+    whole = http.get("/local/full/outline.json").json()
+    top = http.get("/local/full/outline.json?depth=1").json()
+
+    assert top["schema"] == 1 and set(top) == set(whole)
+    assert [s["id"] for s in top["sections"]] == [s["id"] for s in whole["sections"]]
+    assert [s["tokens"] for s in top["sections"]] == [s["tokens"] for s in whole["sections"]]
+    assert all(s["children"] == [] for s in top["sections"])
+    assert any(s["children"] for s in whole["sections"])
+    refused = http.get("/local/full/outline.json?depth=0")
+    assert refused.status_code == 400 and "depth" in refused.json()["error"]["detail"]
+
+
+def test_the_command_line_outline_takes_a_depth():
+    page = str(ROOT / "fixtures" / "html" / "full.html")
+    run = [sys.executable, "-m", "paperanchor.cli", "outline", page]
+    whole = subprocess.run(run, capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    top = subprocess.run(
+        [*run, "--depth", "1"], capture_output=True, text=True, cwd=ROOT, check=True
+    ).stdout
+    assert "(S2.SS1," in whole and "(S2.SS1," not in top and "(S2," in top
