@@ -18,8 +18,6 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.o200k import count
-
 from bench.common import CORPUS, ROOT
 from paperanchor import service
 from paperanchor.compact import compact
@@ -27,6 +25,7 @@ from paperanchor.operations import dumps
 from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse import parse_document
 from paperanchor.render.markdown import marker
+from paperanchor.tokens import count
 
 QUESTIONS = ROOT / "benchmarks" / "agent_questions.json"
 OUT = ROOT / "BENCHMARKS.md"

@@ -10,7 +10,6 @@ interleaved between the two servers, and ratios to the baseline's warm outline o
 from __future__ import annotations
 
 import json
-import math
 import statistics
 import tempfile
 import time
@@ -20,6 +19,7 @@ from tests.discovery.recorded import atom
 from tests.replay import Replay, page, slow, status
 
 from bench.common import CORPUS, Spread, interleaved, serve
+from paperanchor import tokens
 from paperanchor.discovery import query
 from paperanchor.discovery.client import api_url
 
@@ -37,7 +37,7 @@ def _target(replay: Replay, idv: str) -> str:
 
 
 def _tokens(outline: dict[str, object]) -> int:
-    return math.ceil(len(json.dumps(outline, ensure_ascii=False, separators=(",", ":"))) / 4)
+    return tokens.count(json.dumps(outline, ensure_ascii=False, separators=(",", ":")))
 
 
 def run() -> dict[str, object]:

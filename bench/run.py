@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import shutil
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from bench import (
     workers,
 )
 from bench.common import ROOT, machine, serve
+from paperanchor.tokens import count as count_tokens
 
 OUT = ROOT / "BENCHMARKS.md"
 TARGETS = {
@@ -58,7 +58,7 @@ def _tools_list_tokens() -> tuple[int, int]:
             )
             response.raise_for_status()
             text = json.dumps(response.json()["result"], separators=(",", ":"))
-    return len(text), math.ceil(len(text) / 4)
+    return len(text), count_tokens(text)
 
 
 def _profile_top() -> str:

@@ -2,15 +2,15 @@
 
 For every corpus paper: the outline (compact JSON, as a tool result carries it) ÷ the whole
 paper's Markdown, and a scripted agent flow — outline, read one section, search, cite two
-paragraphs — ÷ the whole paper. Tokens are SPEC's ceil(characters / 4).
+paragraphs — ÷ the whole paper. Tokens are SPEC's o200k_base tokens (paperanchor.tokens).
 """
 
 from __future__ import annotations
 
 import json
-import math
 
 from bench.common import corpus_pages
+from paperanchor import tokens
 from paperanchor.paper import LoadedPaper
 from paperanchor.parse import parse_document
 from paperanchor.service import Paper, cite, outline, read, search_paper
@@ -23,7 +23,7 @@ def _tokens(value: object) -> int:
         if isinstance(value, str)
         else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     )
-    return math.ceil(len(text) / 4)
+    return tokens.count(text)
 
 
 def _first_section(paper: Paper) -> Section | None:

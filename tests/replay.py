@@ -36,7 +36,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -697,17 +697,22 @@ def _chunks(body: bytes, size: int) -> Iterable[bytes]:
 # -- client-side helpers for tests -----------------------------------------------------------
 
 
+@contextlib.asynccontextmanager
+async def papers_of(settings: Any, **parts: Any) -> AsyncIterator[Any]:
+    """The `Papers` of a runtime built from `settings` (runtime.py; `parts` replace some of
+    its parts, as `Runtime.build` takes them), closed with the runtime on exit."""
+    from paperanchor.runtime import Runtime
+
+    async with Runtime.build(settings, **parts) as runtime:
+        yield runtime.papers
+
+
 async def load(settings: Any, text: str) -> Any:
-    """Load one paper through a fresh Papers (real parser) over the settings' cache, then close."""
-    from paperanchor.papers import Papers
-    from paperanchor.parse import PARSER_VERSION, parse_document
+    """Load one paper through a fresh runtime (real parser) over the settings' cache, then close."""
     from paperanchor.refs import parse_ref
 
-    library = Papers(settings, parse=parse_document, parser_version=PARSER_VERSION)
-    try:
-        return await library.load(parse_ref(text))
-    finally:
-        await library.aclose()
+    async with papers_of(settings) as papers:
+        return await papers.load(parse_ref(text))
 
 
 def cache_entries(cache_dir: Path) -> dict[str, float | None]:

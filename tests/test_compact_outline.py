@@ -10,8 +10,8 @@ import pytest
 from paperanchor import service
 from paperanchor.compact import at_depth, compact
 from paperanchor.paper import LoadedPaper, Paper
+from paperanchor.tokens import count
 from tests.corpus_pages import PAPER_PAGES, parsed
-from tests.o200k import count
 
 LARGE = 50  # sections: SPEC §11's "large papers"
 SHARE = 0.40

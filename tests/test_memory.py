@@ -14,14 +14,12 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from paperanchor.papers import Papers
-from paperanchor.parse import PARSER_VERSION, parse_document
 from paperanchor.refs import parse_ref
 from paperanchor.service import PaperService
 from paperanchor.settings import Settings
 from tests.conftest import CORPUS, ROOT, free_port, stop_process, wait_healthy
 from tests.large_page import large_page
-from tests.replay import page
+from tests.replay import page, papers_of
 
 # Five papers on the arXiv-like route; their entries are 0.1-0.4 MB.
 PAGES = {
@@ -56,9 +54,8 @@ def test_the_library_holds_papers_up_to_its_memory_in_bytes(replay: Any, tmp_pat
     settings = replay.settings(tmp_path, memory_mb=4)  # two or three of the five papers
 
     async def main() -> tuple[list[int], int, int]:
-        library = Papers(settings, parse=parse_document, parser_version=PARSER_VERSION)
-        held: list[int] = []
-        try:
+        async with papers_of(settings) as library:
+            held: list[int] = []
             for idv in PAGES:
                 await library.load(parse_ref(idv))
                 held.append(library.memory_held)
@@ -67,8 +64,6 @@ def test_the_library_holds_papers_up_to_its_memory_in_bytes(replay: Any, tmp_pat
             again = await library.load(parse_ref("2501.11120v1"))  # now held: the same object
             assert again is first
             return held, fetches, library.fetches
-        finally:
-            await library.aclose()
 
     held, fetches, after = asyncio.run(main())
 
@@ -81,13 +76,10 @@ def test_a_paper_larger_than_the_memory_is_served_but_not_held(replay: Any, tmp_
     settings = replay.settings(tmp_path, memory_mb=0.5)  # 2501.11120v1 weighs 3.9 MB
 
     async def main() -> tuple[Any, Any, int]:
-        library = Papers(settings, parse=parse_document, parser_version=PARSER_VERSION)
-        try:
+        async with papers_of(settings) as library:
             first = await library.load(parse_ref("2501.11120v1"))
             second = await library.load(parse_ref("2501.11120v1"))
             return first, second, library.memory_held
-        finally:
-            await library.aclose()
 
     first, second, held = asyncio.run(main())
 
@@ -100,17 +92,14 @@ def test_a_view_lives_only_while_the_library_holds_its_paper(replay: Any, tmp_pa
     settings = replay.settings(tmp_path, memory_mb=4)
 
     async def main() -> tuple[int, int, bool]:
-        library = Papers(settings, parse=parse_document, parser_version=PARSER_VERSION)
-        service = PaperService(library, "http://127.0.0.1:8000")
-        try:
+        async with papers_of(settings) as library:
+            service = PaperService(library, "http://127.0.0.1:8000")
             for idv in PAGES:
                 await service.outline(idv)
             gc.collect()
             last = list(PAGES)[-1]
             same = (await service.paper(last)) is (await service.paper(last))
             return service.views, len(library._settled), same
-        finally:
-            await library.aclose()
 
     views, held, same = asyncio.run(main())
 
@@ -211,7 +200,7 @@ def test_a_server_holding_many_corpus_papers_takes_little_memory_for_each(tmp_pa
 def test_small_parses_trim_the_heap_in_the_background_one_trim_at_a_time(tmp_path: Path) -> None:
     async def burst() -> None:
         settings = Settings(_env_file=None, cache_dir=tmp_path, offline=True)
-        async with Papers(settings, parse=parse_document, parser_version=PARSER_VERSION) as lib:
+        async with papers_of(settings) as lib:
             await lib._release(1000)
             first = lib._trimming
             assert first is not None and not first.done()  # not waited for
@@ -237,8 +226,7 @@ def test_a_held_paper_s_renderings_count_in_the_memory_and_evict_others(
     settings = replay.settings(tmp_path, memory_mb=8)  # both papers and their Markdown
 
     async def main() -> tuple[int, int, bool, bool]:
-        library = Papers(settings, parse=parse_document, parser_version=PARSER_VERSION)
-        try:
+        async with papers_of(settings) as library:
             other, ref = parse_ref("2402.01234v1"), parse_ref("2501.11120v1")
             await library.get(other)
             paper = await library.get(ref)
@@ -252,8 +240,6 @@ def test_a_held_paper_s_renderings_count_in_the_memory_and_evict_others(
             await library.get(ref)
             kept = library._recall(ref.idv) is not None
             return grown, rendered, library._recall(other.idv) is None, kept
-        finally:
-            await library.aclose()
 
     grown, rendered, other_evicted, kept = asyncio.run(main())
 

@@ -14,10 +14,9 @@ import pytest
 from paperanchor import cli, operations, service
 from paperanchor.api.mcp import build_server
 from paperanchor.errors import BadRequest
-from paperanchor.papers import Papers
-from paperanchor.parse import parse_document
 from paperanchor.settings import Settings
 from tests.corpus_pages import fixture_path
+from tests.replay import papers_of
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:
@@ -105,7 +104,7 @@ def test_an_operation_added_to_the_table_answers_as_a_tool(with_word_count, tmp_
     )
 
     async def main() -> Any:
-        async with Papers(settings, parse=parse_document, parser_version="test") as library:
+        async with papers_of(settings, parser_version="test") as library:
             server = build_server(service.PaperService(library, "http://127.0.0.1"))
             return await server.call_tool("word_count", {"paper": "local/short", "anchor": "S1"})
 
@@ -144,6 +143,26 @@ def test_the_table_checks_each_argument_once_in_the_services_words(
     with pytest.raises(BadRequest) as raised:
         operations.BY_NAME[name].check({"paper": "local/short", **given})
     assert says in raised.value.detail
+
+
+@pytest.mark.parametrize(
+    ("name", "argument", "value"),
+    [
+        *(("read", "maxTokens", value) for value in (99, 100_001, 0, "many", True)),
+        *(("search_paper", "limit", value) for value in (0, 51, -1, "x")),
+        *(("outline", "wait", value) for value in (-1, 61, "soon", float("nan"), False)),
+    ],
+)
+def test_an_argument_out_of_its_range_is_a_bad_request_naming_it(
+    name: str, argument: str, value: object
+) -> None:
+    with pytest.raises(BadRequest, match=argument):
+        operations.BY_NAME[name].check({"paper": "local/short", argument: value})
+
+
+def test_the_checked_arguments_are_numbers_whatever_door_gave_digits() -> None:
+    checked = operations.BY_NAME["read"].check({"paper": "x", "maxTokens": "150"}, "cli")
+    assert checked["maxTokens"] == 150
 
 
 def test_on_the_command_line_an_either_or_names_the_flags() -> None:
@@ -185,8 +204,9 @@ def test_every_operation_of_the_table_has_a_rest_route_and_every_route_an_operat
 def test_the_rest_router_serves_the_tables_routes_in_their_order() -> None:
     from paperanchor.api import rest
 
-    paths = [getattr(route, "path", None) for route in rest.operation_routes().routes]
-    assert paths == [route.path for route in operations.ROUTES]
+    paths = [getattr(route, "path", None) for route in rest.routes().routes]
+    # the three routes of the server itself come first: /healthz, /metrics, /files/{path}
+    assert paths[3:] == [route.path for route in operations.ROUTES]
 
 
 def test_a_route_takes_its_operations_arguments_in_the_path_it_names_else_in_the_query() -> None:

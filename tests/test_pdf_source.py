@@ -11,6 +11,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from pydantic import ValidationError
 
 from paperanchor.errors import NotFound, TooLarge, Unavailable, UpstreamError
 from paperanchor.papers import PDF_PARSES, LoadedPaper, Papers
-from paperanchor.parse import PARSER_VERSION, parse_document
+from paperanchor.parse import PARSER_VERSION
 from paperanchor.parse.pdf import parse_pdf
 from paperanchor.refs import parse_ref
 from paperanchor.settings import Settings
@@ -31,6 +32,7 @@ from tests.replay import (
     load,
     no_html,
     page,
+    papers_of,
     pdf,
     random_bytes,
     redirect,
@@ -172,9 +174,7 @@ def test_concurrent_requests_for_one_pdf_paper_make_one_upstream_get(replay, tmp
     replay.script("/pdf/2304.02623v1", as_pdf(slow(body, 65_536, 0.02)))
 
     async def ten() -> list[LoadedPaper]:
-        async with Papers(
-            replay.settings(tmp_path), parse=parse_document, parser_version=PARSER_VERSION
-        ) as library:
+        async with papers_of(replay.settings(tmp_path)) as library:
             return await asyncio.gather(
                 *(library.load(parse_ref("2304.02623v1")) for _ in range(10))
             )
@@ -459,10 +459,8 @@ class Gauge:
                 self.running -= 1
 
 
-def _gauged_library(settings: Settings, gauge: Gauge) -> Papers:
-    return Papers(
-        settings, parse=parse_document, parser_version=PARSER_VERSION, parse_pdf=gauge.parse
-    )
+def _gauged_library(settings: Settings, gauge: Gauge) -> AbstractAsyncContextManager[Papers]:
+    return papers_of(settings, parse_pdf=gauge.parse)
 
 
 NAMES = ["1111.2011v2", "1201.3077v1", "2304.02623v1", "2501.10120v1", "2206.10883v3"]
@@ -524,7 +522,7 @@ def test_floods_of_lines_are_refused_fast_and_do_not_keep_a_paper_waiting(replay
     settings = replay.settings(tmp_path / "cache", local_dir=_local_dir(tmp_path, corpus, files))
 
     async def main() -> tuple[list[Any], float]:
-        async with Papers(settings, parse=parse_document, parser_version=PARSER_VERSION) as lib:
+        async with papers_of(settings) as lib:
             floods = [lib.load(parse_ref(f"local/flood{i}")) for i in range(4)]
             started = asyncio.get_running_loop().time()
             results = await asyncio.gather(

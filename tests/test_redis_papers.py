@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import pytest
@@ -26,11 +27,11 @@ from paperanchor import outage as outage_module
 from paperanchor import papers as papers_module
 from paperanchor.errors import NotFound, Unavailable
 from paperanchor.papers import LoadedPaper, Papers
-from paperanchor.parse import PARSER_VERSION, parse_document
+from paperanchor.parse import PARSER_VERSION
 from paperanchor.refs import parse_ref
 from paperanchor.settings import Settings
 from tests.conftest import ROOT, free_port
-from tests.replay import Reply, load, page, slow, status
+from tests.replay import Reply, load, page, papers_of, slow, status
 
 ARXIV_PAGE = "2501.11120v1.arxiv.html"
 # Five papers on the arXiv-like route, each one request (a versioned id is not redirected).
@@ -43,8 +44,9 @@ PAGES = {
 }
 
 
-def library(settings: Settings) -> Papers:
-    return Papers(settings, parse=parse_document, parser_version=PARSER_VERSION)
+def library(settings: Settings) -> AbstractAsyncContextManager[Papers]:
+    """The papers of a runtime of `settings` (runtime.py)."""
+    return papers_of(settings)
 
 
 # -- two OS processes ------------------------------------------------------------------------

@@ -14,19 +14,20 @@ import time
 import tracemalloc
 import zlib
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import pytest
 
 from paperanchor.errors import NotFound, TooLarge, Unavailable, UpstreamError
 from paperanchor.papers import LoadedPaper, Papers
-from paperanchor.parse import PARSER_VERSION, parse_document
+from paperanchor.parse import PARSER_VERSION
 from paperanchor.refs import parse_ref
 from paperanchor.settings import Settings
 from paperanchor.sources import FetchedPage, Sources
 from paperanchor.upstream import Gate, Upstream, parse_retry_after
 from tests.conftest import free_port
-from tests.replay import cache_entries, encoded, load, page, redirect, status, unframed
+from tests.replay import cache_entries, encoded, load, page, papers_of, redirect, status, unframed
 
 ARXIV_PAGE = "2501.11120v1.arxiv.html"
 PAPER_V1 = f"paper:{PARSER_VERSION}:2501.11120v1"
@@ -53,8 +54,9 @@ def peak_bytes(job: Callable[[], Any]) -> tuple[Any, int]:
         tracemalloc.stop()
 
 
-def library(settings: Settings) -> Papers:
-    return Papers(settings, parse=parse_document, parser_version=PARSER_VERSION)
+def library(settings: Settings) -> AbstractAsyncContextManager[Papers]:
+    """The papers of a runtime of `settings` (runtime.py)."""
+    return papers_of(settings)
 
 
 async def in_library(settings: Settings, job: Callable[[Papers], Awaitable[Any]]) -> Any:

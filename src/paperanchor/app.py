@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
@@ -39,9 +39,7 @@ from paperanchor.api.headers import DefenceHeaders
 from paperanchor.api.limits import ClientLimit, Rate, RateLimitMiddleware
 from paperanchor.api.metrics import Metrics, RequestMetrics
 from paperanchor.api.single_exchange import SingleExchange
-from paperanchor.discovery.client import Discovery
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, RateLimited, internal
-from paperanchor.papers import Papers
 from paperanchor.refs import shown
 from paperanchor.runtime import Runtime
 from paperanchor.settings import Settings, get_settings
@@ -62,14 +60,12 @@ DOCS_ASSETS = "/docs-assets"
 
 def create_app(
     settings: Settings | None = None,
-    *,
-    library: Callable[[Settings], Papers] | None = None,
-    discovery: Callable[[Papers], Discovery] | None = None,
+    **parts: Any,
 ) -> FastAPI:
     """The whole HTTP service over one runtime (runtime.py), closed when the app shuts down.
-    `library` and `discovery` make those parts instead of the runtime's (tests)."""
+    `parts` replace some of the runtime's (`Runtime.build`'s keywords: tests)."""
     settings = settings or get_settings()
-    runtime = Runtime.build(settings, library=library, discovery=discovery)
+    runtime = Runtime.build(settings, **parts)
     service = runtime.service
     tools = mcp.build_server(service, tools=settings.tools)
     mcp_app = tools.streamable_http_app(
@@ -124,8 +120,7 @@ def create_app(
             # a tool call answered in its request's task, not a session per request
             route.app = SingleExchange(route.app, tools.session_manager)
     app.router.routes.extend(mcp_app.routes)  # /mcp, ahead of the catch-all paper routes
-    app.include_router(rest.router)
-    app.include_router(rest.operation_routes())
+    app.include_router(rest.routes())
     app.include_router(pages.router)  # last: GET /{paper} takes every path left
 
     app.add_exception_handler(PaperAnchorError, _on_error)  # type: ignore[arg-type]

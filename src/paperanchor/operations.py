@@ -174,10 +174,12 @@ class Operation:
         for argument in self.arguments:
             value = checked.get(argument.python_name)
             if argument.bounds is not None and value is not None:
+                name = argument.python_name
                 if argument.kind == "number":
-                    service.check_number(argument.name, value, argument.bounds, argument.unit)
+                    bounds, unit = argument.bounds, argument.unit
+                    checked[name] = service.check_number(argument.name, value, bounds, unit)
                 else:
-                    service.check_integer(argument.name, value, argument.bounds)
+                    checked[name] = service.check_integer(argument.name, value, argument.bounds)
         if self.one_of is not None:
             first, second = (self.argument(name) for name in self.one_of)
             if (checked.get(first.python_name) is None) == (
@@ -328,20 +330,22 @@ DEPTH_RANGE: Final = (1, 10)
 
 def depth_of(a: Arguments) -> int | None:
     """The outline's `depth` (SPEC §11): None for every level, else 1-10."""
-    return service.check_integer("depth", a.get("depth"), DEPTH_RANGE)
+    depth = a.get("depth")
+    return None if depth is None else service.check_integer("depth", depth, DEPTH_RANGE)
 
 
 async def _outline(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Outline]:
-    default = DEFAULT_WAIT_S if door == "mcp" else 0.0
     depth = depth_of(a)
-    found = await svc.outline(a["paper"], a.get("wait"), default_wait=default)
+    found = await svc.outline(a["paper"])
     return replace(found, value=compact.at_depth(found.value, depth))
 
 
 def _anchors(a: Arguments, door: Door) -> bool:
     """SPEC §11: MCP's reads always mark their blocks; REST and the command line ask."""
-    asked = service.check_integer("anchors", a.get("anchors"), (0, 1))
-    return door == "mcp" or bool(asked)
+    asked = a.get("anchors")
+    return door == "mcp" or (
+        asked is not None and bool(service.check_integer("anchors", asked, (0, 1)))
+    )
 
 
 async def _read(svc: PaperService, a: Arguments, door: Door) -> Served[service.ReadResult]:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from paperanchor import infer, quotes, shapes
+from paperanchor import infer, quotes, shapes, tokens
 from paperanchor.anchors import AnchorIndex
 from paperanchor.render.markdown import (
     block_chunks,
@@ -90,6 +90,7 @@ class Paper:
     _pages: dict[str, str] = field(default_factory=dict)
     """node id -> its HTML page (api/pages.py draws it)"""
     _tokens: dict[str, int] = field(default_factory=dict)
+    _counts: tokens.Counts | None = None
     _units: list[Unit] | None = None
     _quotable: list[tuple[Unit, str]] | None = None
     _cited_in: dict[str, list[str]] | None = None
@@ -186,9 +187,20 @@ class Paper:
         count = self._tokens.get(key)
         if count is None:
             kept = self._markdown.get(key)
-            count = tokens_of(kept if kept is not None else join(self.chunks(node_id)))
+            if kept is not None:
+                count = tokens_of(kept)
+            else:
+                # an outline counts every section: each chunk is counted once, not once for
+                # each section it sits in (the counts of the joined Markdown, seams included)
+                if self._counts is None:
+                    self._counts = tokens.Counts()
+                count = self._counts.joined(self.chunks(node_id))
             self._tokens[key] = count
         return count
+
+    def counted(self) -> None:
+        """Drop what counting every section kept (its outline is built)."""
+        self._counts = None
 
     def quotable(self) -> list[tuple[Unit, str]]:
         """Every passage a quote may come from, with its text as quotes are compared."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from paperanchor.codec import Codec
-from paperanchor.coordination import Coordination, open_coordination
+from paperanchor.coordination import Coordination
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, TooLarge
 from paperanchor.flight import SingleFlight
 from paperanchor.paper import LoadedPaper, Paper
@@ -24,7 +24,7 @@ from paperanchor.parse.pdf import parse_pdf
 from paperanchor.refs import PaperRef, parse_ref
 from paperanchor.settings import Settings
 from paperanchor.sources import Absent, FetchedPage, PaperMissing, Sources
-from paperanchor.store import BestEffort, PaperCache, Store, open_store, redis_link
+from paperanchor.store import BestEffort, PaperCache, Store
 from paperanchor.tree import Document
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ MALLOC_ARENAS = 2
 # buys little (scripts/pdf_parses_at_once.py, the nine corpus PDFs on this 2-core machine, 1 /
 # 2 / 3 / 4 at once): 10.3 / 8.4 / - / 6.9 s idle, 19.5 / 11.3 / 10.3 / 13.4 s under a load of
 # 2; and arXiv's PDFs arrive one per PAPERANCHOR_MIN_GAP_S (3 s) while a parse takes 0.3-6 s.
-# The bound is the library's, and a process has one library (app.py, cli.py, api/mcp.py).
+# The bound is the papers', and a process has one Papers (runtime.py).
 PDF_PARSES = 2
 # HTML pages parsed at once in a process. A parse runs in one of the six worker threads and
 # holds the GIL for most of its time (the tree is built in Python): a page near the parse
@@ -146,15 +146,15 @@ class Papers:
         self,
         settings: Settings,
         *,
+        store: Store,
+        sources: Sources,
+        coordination: Coordination,
         parse: Parse,
         parser_version: str,
-        store: Store | None = None,
-        sources: Sources | None = None,
-        coordination: Coordination | None = None,
         parse_pdf: Parse = parse_pdf,
     ) -> None:
-        """A library over `store` and `sources` (runtime.py builds them and closes them); a
-        library given none opens its own, and closes them in `aclose`."""
+        """The papers over `store`, `sources` and `coordination`, which runtime.py builds and
+        closes (tests build them through it too)."""
         limit_malloc_arenas()  # before the store's and the parses' threads start
         self.settings = settings
         self.parser_version = parser_version
@@ -162,20 +162,12 @@ class Papers:
         self._parse_pdf = parse_pdf
         self._pdf_slots = asyncio.Semaphore(PDF_PARSES)
         self._html_slots = asyncio.Semaphore(HTML_PARSES)
-        # What the library opens it closes; a store or sources passed in stay the caller's.
-        self._owns_store = store is None
-        self._owns_sources = sources is None
-        self._owns_coordination = coordination is None
-        self.store: Store = store if store is not None else open_store(settings)
+        self.store = store
         self.cache = PaperCache(self.store, paper_codec(settings.max_html_bytes))
         self._kept = BestEffort(self.store)  # not-found entries
         self.memory_bytes = settings.memory_bytes
-        if coordination is None:  # over a Redis store's link; local for a store of one machine
-            coordination = open_coordination(redis_link(self.store), lease_s=settings.lock_lease_s)
         self.coordination = coordination
-        self.sources = (
-            sources if sources is not None else Sources(settings, coordination=coordination)
-        )
+        self.sources = sources
         self._flight: SingleFlight[str, LoadedPaper] = SingleFlight()
         self._settled: OrderedDict[str, _Kept] = OrderedDict()
         self._settled_lock = threading.Lock()  # read from the store's worker threads too
@@ -305,15 +297,9 @@ class Papers:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the store and sources this library opened itself."""
+        """Wait for a trim of the heap in the background (before the runtime closes the store)."""
         if self._trimming is not None:
-            await self._trimming  # a trim in the background ends before its store closes
-        if self._owns_sources:
-            await self.sources.aclose()
-        if self._owns_coordination:
-            await self.coordination.aclose()
-        if self._owns_store:
-            self.store.close()
+            await self._trimming
 
     async def _load_uncached(
         self,

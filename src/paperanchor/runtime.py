@@ -8,20 +8,21 @@ The ASGI app (app.py), the stdio MCP server (api/mcp.py), the command line (cli.
 warm-up take a runtime; none of them builds a store, an HTTP client or a coordination of its
 own. With `PAPERANCHOR_CACHE_URL` the store, the coordination and the HTTP API's rate limit
 share one `RedisLink`, so one outage is found once; without it the coordination is local.
-What the runtime opens it closes; a library handed in (the tests' broken parser) keeps
-its own store and sources, and closes them itself.
+What the runtime opens it closes. Tests replace a part through `Runtime.build`'s keywords (a
+broken parser, a store that counts its reads); the rest is built as it always is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from paperanchor.coordination import Coordination, open_coordination
 from paperanchor.discovery.client import Discovery
 from paperanchor.outage import RedisLink
-from paperanchor.papers import Papers
+from paperanchor.papers import Papers, Parse
 from paperanchor.parse import PARSER_VERSION, parse_document
+from paperanchor.parse.pdf import parse_pdf
 from paperanchor.service import PaperService
 from paperanchor.settings import Settings
 from paperanchor.sources import Sources
@@ -44,51 +45,51 @@ class Runtime:
     papers: Papers
     discovery: Discovery
     service: PaperService
-    _owned: bool = field(default=True, repr=False)
-    """whether the store, coordination and upstream client are this runtime's to close"""
 
     @classmethod
     def build(
         cls,
         settings: Settings,
         *,
-        library: Callable[[Settings], Papers] | None = None,
+        parse: Parse = parse_document,
+        parser_version: str = PARSER_VERSION,
+        parse_pdf: Parse = parse_pdf,
+        store: Store | None = None,
+        sources: Callable[[Settings, Upstream], Sources] = Sources.over,
         discovery: Callable[[Papers], Discovery] | None = None,
         over_stdio: bool = False,
     ) -> Runtime:
-        """The runtime of `settings`; `library` and `discovery` replace the default parts.
-        `over_stdio`: no HTTP server runs, so no URL of this service is handed out unless
-        PAPERANCHOR_PUBLIC_URL names one (SPEC §7)."""
+        """The runtime of `settings`. The keywords replace a part (tests): the parsers, the
+        store (closed with the runtime as its own), the sources over the upstream client, the
+        discovery client over the papers. `over_stdio`: no HTTP server runs, so no URL of this
+        service is handed out unless PAPERANCHOR_PUBLIC_URL names one (SPEC §7)."""
         base = None if over_stdio and settings.public_url is None else settings.public_base
-        if library is not None:
-            papers = library(settings)
-            store, coordination, sources = papers.store, papers.coordination, papers.sources
-            link, owned = redis_link(store), False
-        else:
+        if store is None:
             link = RedisLink(settings.cache_url) if settings.cache_url else None
             store = open_store(settings, link)
-            coordination = open_coordination(link, lease_s=settings.lock_lease_s)
-            upstream = Upstream(settings, coordination=coordination)
-            sources = Sources(settings, upstream=upstream, service_base=base)
-            papers = Papers(
-                settings,
-                parse=parse_document,
-                parser_version=PARSER_VERSION,
-                store=store,
-                sources=sources,
-                coordination=coordination,
-            )
-            owned = True
-        upstream = sources.upstream
+        else:
+            link = redis_link(store)
+        coordination = open_coordination(link, lease_s=settings.lock_lease_s)
+        upstream = Upstream(settings, coordination=coordination)
+        found_at = sources(settings, upstream)
+        if base is None:
+            found_at.service_base = None  # a local page's images: the files beside it
+        papers = Papers(
+            settings,
+            store=store,
+            sources=found_at,
+            coordination=coordination,
+            parse=parse,
+            parser_version=parser_version,
+            parse_pdf=parse_pdf,
+        )
         finder = (
             discovery(papers)
             if discovery is not None
             else Discovery(settings, upstream=upstream, store=store)
         )
         service = PaperService(papers, base or "", finder)
-        return cls(
-            settings, link, store, coordination, upstream, sources, papers, finder, service, owned
-        )
+        return cls(settings, link, store, coordination, upstream, found_at, papers, finder, service)
 
     async def __aenter__(self) -> Runtime:
         return self
@@ -99,8 +100,7 @@ class Runtime:
     async def aclose(self) -> None:
         """Close what was built, in the reverse order of building it."""
         await self.discovery.aclose()
-        await self.papers.aclose()  # and what a library handed in opened itself
-        if self._owned:
-            await self.sources.aclose()
-            await self.coordination.aclose()
-            self.store.close()
+        await self.papers.aclose()
+        await self.sources.aclose()
+        await self.coordination.aclose()
+        self.store.close()

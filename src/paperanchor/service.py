@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Final, Generic, Literal, Protocol, TypeVar, cast, overload
 
+from rapidfuzz import fuzz, process, utils
+
 from paperanchor import quotes, refs, shapes
 from paperanchor.anchors import WHOLE_PAPER, Located
-from paperanchor.discovery import bibtex, categories, query
+from paperanchor.discovery import bibtex, categories, query, s2
 from paperanchor.errors import BadRequest, NotFound
 
 # Paper lives in paper.py; importable from here too, as it long was
@@ -84,6 +86,9 @@ class DiscoveryLike(Protocol):
     async def search(self, asked: query.ArxivQuery) -> SearchPage: ...
     async def citations(self, ref: PaperRef, limit: int | str | None = None) -> Citations: ...
     async def trends(self, category: str, days: int | str | None = None) -> Trends: ...
+    async def cited_papers(
+        self, ref: PaperRef, within: float = ...
+    ) -> tuple[s2.CitedPapers | None, bool]: ...
 
 
 # How long an outline waits for its metadata once the paper is ready (the two are asked for
@@ -93,6 +98,14 @@ class DiscoveryLike(Protocol):
 # gap after another paper's request) does not wait at all. The fetch goes on without it, in one
 # request with the other papers queued for that turn, and is kept for the next outline.
 OUTLINE_METADATA_WAIT_S = 1.0
+# How long `references` waits for Semantic Scholar's list of the paper's references when it is
+# not kept: S2 answers one in about a second when well. Past it the bibliography answers from
+# the page alone (and says a later answer may hold more); the fetch goes on and is kept a day.
+REFERENCES_S2_WAIT_S = 1.0
+# SPEC §11: an S2 title matches an entry's at this rapidfuzz ratio or above (of 100)
+TITLE_MATCH = 90.0
+# Entries matched at most: a real bibliography has hundreds (the corpus's longest 269)
+MATCHED_ENTRIES_MAX = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +148,8 @@ class Served(Generic[T]):
     """the paper that answered: its id and version, or its bare id when the version is unknown"""
     version_confirmed: bool
     pending: bool = False
-    """a later answer may hold more: an outline whose arXiv metadata may still come"""
+    """a later answer may hold more: an outline whose arXiv metadata may still come, references
+    whose arXiv ids from Semantic Scholar may"""
 
     @property
     def pinned(self) -> bool:
@@ -160,26 +174,6 @@ def _check_range(name: str, value: float, bounds: tuple[float, float]) -> None:
         raise BadRequest(f"{name}={value:g} is out of range: give {low:g}–{high:g}")
 
 
-def _int_arg(name: str, value: object, default: int, bounds: tuple[int, int]) -> int:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise BadRequest(f"{name} must be an integer, got {shown(str(value))}")
-    try:
-        number = int(value)
-    except ValueError:
-        raise BadRequest(f"{name} must be an integer, got {shown(str(value))}") from None
-    _check_range(name, number, bounds)
-    return number
-
-
-def check_wait(wait: object, default: float) -> float:
-    """The outline's `wait` in seconds: `default` when absent, else a number in WAIT_RANGE."""
-    if wait is None:
-        return default
-    return check_number("wait", wait, WAIT_RANGE, "seconds")
-
-
 def check_number(name: str, value: object, bounds: tuple[float, float], unit: str = "") -> float:
     """A number argument in its range (`unit` names what it counts in the error message)."""
     what = f"a number of {unit}" if unit else "a number"
@@ -195,11 +189,16 @@ def check_number(name: str, value: object, bounds: tuple[float, float], unit: st
     return number
 
 
-def check_integer(name: str, value: object, bounds: tuple[float, float]) -> int | None:
-    """A whole-number argument in its range; None stays None (the operation's default)."""
-    if value is None:
-        return None
-    return _int_arg(name, value, 0, (int(bounds[0]), int(bounds[1])))
+def check_integer(name: str, value: object, bounds: tuple[float, float]) -> int:
+    """A whole-number argument in its range (an integer, or its digits)."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise BadRequest(f"{name} must be an integer, got {shown(str(value))}")
+    try:
+        number = int(value)
+    except ValueError:
+        raise BadRequest(f"{name} must be an integer, got {shown(str(value))}") from None
+    _check_range(name, number, bounds)
+    return number
 
 
 def _section_json(paper: Paper, section: Section) -> shapes.Section:
@@ -256,6 +255,7 @@ def outline(paper: Paper) -> shapes.Outline:
     kept = paper.outline
     if kept is None:
         kept = _outline(paper)
+        paper.counted()
         paper.outline = kept  # two first asks in two threads may both build it: the same
     return cast(shapes.Outline, dict(kept))
 
@@ -309,17 +309,21 @@ def _more(door: Door, remaining: int, whole: int, fetch_path: str) -> str:
 def read(
     paper: Paper,
     anchor: str | None,
-    max_tokens: object = None,
+    max_tokens: int | object = None,
     door: Door = "rest",
     *,
     anchors: bool = False,
 ) -> ReadResult:
     """A node's Markdown (SPEC §4 read), the whole paper for no anchor; a cut answer says how
-    to get the rest in the reader's door; `anchors` marks each citable block (SPEC §11)."""
+    to get the rest in the reader's door; `anchors` marks each citable block (SPEC §11).
+    `max_tokens` is in MAX_TOKENS_RANGE (the operations table checks it), None for the
+    default, or WHOLE_NODE."""
     if max_tokens is WHOLE_NODE:
-        limit = sys.maxsize // 4
+        limit = sys.maxsize
+    elif max_tokens is None:
+        limit = DEFAULT_MAX_TOKENS
     else:
-        limit = _int_arg("maxTokens", max_tokens, DEFAULT_MAX_TOKENS, MAX_TOKENS_RANGE)
+        limit = cast(int, max_tokens)
     meta = paper.meta
     if anchor is not None and anchor.strip() == WHOLE_PAPER:
         anchor = None
@@ -337,22 +341,23 @@ def read(
         fetch = f"/{meta.idv}/sections/{paper.index.alias_of.get(node_id, node_id)}.md"
         shown_id = node_id
     full = paper.markdown(node_id, anchors=anchors)
-    if len(full) <= limit * 4:
-        markdown, truncated = full, False
+    # counts the Markdown just kept, once (a marked read's: the markers count too)
+    whole = tokens_of(full) if anchors else paper.tokens(node_id)
+    if whole <= limit:
+        markdown, truncated, count = full, False, whole
     else:
-        whole = tokens_of(full)
         chunks = paper.chunks(node_id, anchors=anchors)
         # the whole paper opens with its title and author line: front matter, not content
         front = 2 if node_id is None and paper.document.authors else 1 if node_id is None else 0
         markdown, truncated = truncate(
             chunks,
-            limit * 4,
+            limit,
             lambda remaining: _more(door, remaining, whole, fetch),
             front=front,
+            whole=whole,
         )
-    return ReadResult(
-        meta.paper, meta.idv, shown_id, title, tokens_of(markdown), truncated, markdown
-    )
+        count = tokens_of(markdown)
+    return ReadResult(meta.paper, meta.idv, shown_id, title, count, truncated, markdown)
 
 
 def permalink(meta: LoadedPaper, anchor: str | None) -> str | None:
@@ -429,6 +434,23 @@ def references(
     )
 
 
+def fill_arxiv(entries: list[shapes.Reference], cited: list[s2.CitedPaper]) -> int:
+    """Set `arxiv` on the entries without one from the cited paper whose title is at least
+    TITLE_MATCH similar to the entry's (rapidfuzz ratio of the lower-cased words); how many."""
+    titles = [utils.default_process(paper["title"]) for paper in cited[: s2.REFERENCES_MAX]]
+    filled = 0
+    # a hostile page's 50,000 entries against 1,000 titles would be 50 million comparisons
+    unmatched = [entry for entry in entries if not entry["arxiv"] and entry["title"]]
+    for entry in unmatched[:MATCHED_ENTRIES_MAX]:
+        title = utils.default_process((entry["title"] or "")[: s2.MAX_TITLE_CHARS])
+        found = process.extractOne(title, titles, scorer=fuzz.ratio, score_cutoff=TITLE_MATCH)
+        if found is not None:
+            entry["arxiv"] = cited[found[2]]["arxiv"]
+            entry["arxivFrom"] = "semantic-scholar"
+            filled += 1
+    return filled
+
+
 def _resolve_kind(paper: Paper, anchor: str, kinds: tuple[type, ...], what: str) -> Located:
     located = paper.index.resolve(anchor)
     if not isinstance(located.node, kinds):
@@ -455,9 +477,10 @@ def equation(paper: Paper, anchor: str) -> shapes.Equation:
     return equation_json(node)
 
 
-def search_paper(paper: Paper, query: str, limit: object = None) -> list[shapes.SearchHit]:
-    """The paragraphs with the most of the query's terms, best first (SPEC §4)."""
-    count = _int_arg("limit", limit, DEFAULT_LIMIT, LIMIT_RANGE)
+def search_paper(paper: Paper, query: str, limit: int | None = None) -> list[shapes.SearchHit]:
+    """The paragraphs with the most of the query's terms, best first (SPEC §4); `limit` is in
+    LIMIT_RANGE (the operations table checks it), None for the default."""
+    count = DEFAULT_LIMIT if limit is None else limit
     if not isinstance(query, str):
         raise BadRequest("query must be a string")
 
@@ -531,12 +554,11 @@ class PaperService:
     # search scans it, an unknown anchor is matched fuzzily against every section. Only a read
     # of a node already rendered stays on the event loop: it is a dictionary lookup.
 
-    async def outline(
-        self, paper: str, wait: object = None, *, default_wait: float = 0.0
-    ) -> Served[shapes.Outline]:
+    async def outline(self, paper: str) -> Served[shapes.Outline]:
         """The outline, with the paper's arXiv metadata when it comes within
-        OUTLINE_METADATA_WAIT_S of the paper (asked for at once with the paper), else null."""
-        check_wait(wait, default_wait)
+        OUTLINE_METADATA_WAIT_S of the paper (asked for at once with the paper), else null.
+        Its inferred fields are extractive, ready with the paper: a `wait` for them (SPEC §4)
+        has nothing to wait for."""
         ref = parse_ref(paper)
         early: asyncio.Future[Metadata | None] | None = None
         discovery = self.discovery if not ref.is_local else None
@@ -680,15 +702,13 @@ class PaperService:
         self,
         paper: str,
         anchor: str | None,
-        max_tokens: object = None,
+        max_tokens: int | object = None,
         door: Door = "rest",
         *,
         anchors: bool = False,
     ) -> Served[ReadResult]:
         """A node's Markdown (SPEC §4 read); the whole paper for no anchor; `anchors` marks
         each citable block with its anchor (SPEC §11)."""
-        if max_tokens is not WHOLE_NODE:
-            _int_arg("maxTokens", max_tokens, DEFAULT_MAX_TOKENS, MAX_TOKENS_RANGE)
         ref = parse_ref(paper)
         view = await self.paper(ref)
         if view.rendered(anchor, anchors=anchors):
@@ -713,16 +733,33 @@ class PaperService:
         return _served(found, ref, view)
 
     async def references(self, paper: str) -> Served[shapes.References]:
-        """The paper's bibliography, parsed."""
+        """The paper's bibliography, parsed, with the arXiv ids S2 knows for entries without."""
         ref = parse_ref(paper)
         view = await self.paper(ref)
-        return _served(await asyncio.to_thread(references, view), ref, view)
+        answer = await asyncio.to_thread(references, view)
+        pending = await self._fill_arxiv(view, answer["references"])
+        return _served(answer, ref, view, pending=pending)
 
     async def reference(self, paper: str, reference_id: str) -> Served[shapes.Reference]:
         """One bibliography entry (`bib.bib12`, `12`, `[12]`) with the paragraphs citing it."""
         ref = parse_ref(paper)
         view = await self.paper(ref)
-        return _served(await asyncio.to_thread(references, view, reference_id), ref, view)
+        answer = await asyncio.to_thread(references, view, reference_id)
+        pending = await self._fill_arxiv(view, [answer])
+        return _served(answer, ref, view, pending=pending)
+
+    async def _fill_arxiv(self, view: Paper, entries: list[shapes.Reference]) -> bool:
+        """Give entries without an arXiv id the one of S2's references whose title matches
+        (SPEC §11); whether S2's list may still come (not had within the wait, or S2 failed:
+        the next call asks again)."""
+        if self.discovery is None or all(entry["arxiv"] for entry in entries):
+            return False
+        cited, pending = await self.discovery.cited_papers(
+            parse_ref(view.meta.paper), REFERENCES_S2_WAIT_S
+        )
+        if cited is not None and cited["cited"]:
+            await asyncio.to_thread(fill_arxiv, entries, cited["cited"])
+        return pending
 
     async def reference_answer(
         self, paper: str, reference_id: str | None
@@ -753,10 +790,9 @@ class PaperService:
         return _served(await asyncio.to_thread(equation, view, anchor), ref, view)
 
     async def search_paper(
-        self, paper: str, query: str, limit: object = None
+        self, paper: str, query: str, limit: int | None = None
     ) -> Served[list[shapes.SearchHit]]:
         """Paragraphs of the paper holding the query's words (SPEC §4 search_paper)."""
-        _int_arg("limit", limit, DEFAULT_LIMIT, LIMIT_RANGE)
         ref = parse_ref(paper)
         view = await self.paper(ref)
         return _served(await asyncio.to_thread(search_paper, view, query, limit), ref, view)

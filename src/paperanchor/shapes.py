@@ -174,6 +174,13 @@ class Reference(TypedDict):
     title: str | None
     year: str | None
     arxiv: str | None
+    arxivFrom: Annotated[
+        Literal["page", "semantic-scholar"] | None,
+        Field(
+            description="where `arxiv` comes from: the entry on the page, or Semantic Scholar's "
+            "list of the paper's references matched by title (additive)"
+        ),
+    ]
     doi: str | None
     url: str | None
     citedIn: NotRequired[Annotated[list[str], Field(description="only for one reference")]]

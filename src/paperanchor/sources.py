@@ -140,6 +140,11 @@ class Sources:
             upstream if upstream is not None else Upstream(settings, coordination=coordination)
         )
 
+    @classmethod
+    def over(cls, settings: Settings, upstream: Upstream) -> Sources:
+        """The sources of `settings` over the upstream client runtime.py built."""
+        return cls(settings, upstream=upstream)
+
     @property
     def requests_sent(self) -> int:
         """Upstream HTTP requests started by this instance (each retry and redirect counts)."""

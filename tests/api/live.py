@@ -16,14 +16,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import uvicorn
 
 from paperanchor.api.transport import server_options
 from paperanchor.app import create_app
-from paperanchor.discovery.client import Discovery
-from paperanchor.papers import Papers
 from paperanchor.settings import Settings
 from tests.conftest import STARTUP_S, free_port, stop_process, wait_healthy
 
@@ -31,22 +30,14 @@ from tests.conftest import STARTUP_S, free_port, stop_process, wait_healthy
 class LiveServer:
     """uvicorn serving `create_app(settings)` in a daemon thread."""
 
-    def __init__(
-        self,
-        settings: Callable[[str], Settings],
-        library: Callable[[Settings], Papers] | None = None,
-        discovery: Callable[[Papers], Discovery] | None = None,
-    ) -> None:
+    def __init__(self, settings: Callable[[str], Settings], **parts: Any) -> None:
+        """`parts` replace some of the runtime's (`Runtime.build`'s keywords)."""
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.bind(("127.0.0.1", 0))
         self.port: int = self._socket.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self.settings = settings(self.url)
-        self.app = create_app(
-            self.settings,
-            library=library,
-            discovery=discovery,
-        )
+        self.app = create_app(self.settings, **parts)
         config = uvicorn.Config(
             self.app,
             log_level="warning",
@@ -80,14 +71,10 @@ class LiveServer:
 
 
 @contextlib.contextmanager
-def live_server(
-    settings: Callable[[str], Settings],
-    library: Callable[[Settings], Papers] | None = None,
-    discovery: Callable[[Papers], Discovery] | None = None,
-) -> Iterator[LiveServer]:
-    """A started `LiveServer`, stopped on exit; `library` builds a custom library, `discovery`
-    a custom discovery client over it."""
-    server = LiveServer(settings, library, discovery).start()
+def live_server(settings: Callable[[str], Settings], **parts: Any) -> Iterator[LiveServer]:
+    """A started `LiveServer`, stopped on exit; `parts` replace some of its runtime's (a
+    broken parser, a discovery client of the test's)."""
+    server = LiveServer(settings, **parts).start()
     try:
         yield server
     finally:

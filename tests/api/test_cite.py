@@ -18,6 +18,7 @@ import pytest
 from paperanchor import service
 from paperanchor.errors import NotFound
 from paperanchor.paper import LoadedPaper, Paper
+from paperanchor.render.markdown import tokens_of
 from tests.api.test_mcp import call, session, text_of
 from tests.conftest import FIXTURES, ROOT
 from tests.corpus_pages import PAPER_PAGES, fixture_path, parsed
@@ -160,7 +161,7 @@ def test_a_read_of_100_tokens_of_a_first_section_carries_body_text_within_budget
     sections = paper.document.sections
     first = next((s for s in sections if s.kind != "body" and paper.tokens(s.id) > 60), sections[0])
     result = service.read(paper, first.id, 100)
-    assert result.tokens <= 100, result.markdown
+    assert result.tokens == tokens_of(result.markdown) <= 100, result.markdown
     body = [c for c in result.markdown.split("\n\n") if c and not c.startswith(("#", "…["))]
     assert any(len(chunk) >= 20 for chunk in body), result.markdown
     if result.truncated:
@@ -171,7 +172,7 @@ def test_a_read_of_100_tokens_of_a_first_section_carries_body_text_within_budget
 
 def test_the_whole_paper_cut_short_carries_the_abstracts_text(http: httpx.Client) -> None:
     markdown = http.get("/local/full.md?maxTokens=100").text
-    assert len(markdown) <= 400
+    assert tokens_of(markdown) <= 100
     assert "# Abstract\n\nReaders annotate papers" in markdown
     assert markdown.rstrip().endswith("fetch /local/full/outline.json]")
 
@@ -193,7 +194,7 @@ def test_read_with_the_anchor_paper_is_the_whole_paper(server: Any, http: httpx.
     assert text_of(result) == whole
     cut = text_of(call(f"{server.url}/mcp", "read", {"paper": "local/full", "anchor": "paper",
                                                      "maxTokens": 100}))  # fmt: skip
-    assert len(cut) <= 400 and "call read with maxTokens=" in cut
+    assert tokens_of(cut) <= 100 and "call read with maxTokens=" in cut
 
 
 # -- MCP details ------------------------------------------------------------------------------

@@ -18,20 +18,17 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 
-from paperanchor import operations
+from paperanchor import operations, tokens
 from paperanchor.compact import compact
 from paperanchor.errors import PaperAnchorError, internal
-from paperanchor.papers import Papers
 from paperanchor.render.escape import markdown_line
-from paperanchor.service import check_wait
-from paperanchor.settings import Settings
 from tests.api.conftest import settings_for
 from tests.api.live import live_server
 from tests.conftest import ROOT
 
 # the reading tools, from the table every door is generated from (operations.py)
 TOOLS = [operation.name for operation in operations.listed("reader")]
-TOOLS_LIST_BUDGET = 6000  # characters of the tools/list answer, about 1,500 tokens (SPEC §7)
+TOOLS_LIST_BUDGET = 1500  # o200k tokens of the tools/list answer (SPEC §7)
 
 
 def session(target: Any, job: Callable[[Client], Awaitable[Any]]) -> Any:
@@ -99,7 +96,7 @@ def test_the_whole_tools_list_answer_stays_under_the_token_budget(http):
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"  # JSON, not an SSE stream
     assert len(response.json()["result"]["tools"]) == len(TOOLS)
-    assert len(response.text) < TOOLS_LIST_BUDGET, len(response.text)
+    assert tokens.count(response.text) < TOOLS_LIST_BUDGET, tokens.count(response.text)
 
 
 # -- results equal the REST answers ----------------------------------------------------------
@@ -185,7 +182,11 @@ UNKNOWN_TOOL = "bad-request: Unknown tool summarise: the tools are " + ", ".join
 FAILURES = [
     ("outline", {"paper": "1706.99999"}, "/1706.99999/outline.json"),
     ("outline", {"paper": "not a paper"}, "/not a paper/outline.json"),
-    ("outline", {**FULL, "wait": 99}, service_says(check_wait, 99, 10)),
+    (
+        "outline",
+        {**FULL, "wait": 99},
+        service_says(operations.BY_NAME["outline"].check, {"wait": 99}),
+    ),
     ("read", {**FULL, "anchor": "intro"}, "/local/full/sections/intro.md"),
     ("read", {**S1, "maxTokens": 5}, f"{SECTION}?maxTokens=5"),
     ("read", {**S1, "maxTokens": "many"}, f"{SECTION}?maxTokens=many"),
@@ -274,14 +275,11 @@ def test_the_spec_example_of_a_failure(server, replay):
 
 
 def test_a_bug_in_a_tool_is_internal_without_a_trace(replay, papers_dir, tmp_path):
-    def broken_library(settings: Settings) -> Papers:
-        def parse(html: bytes, base_url: str) -> Any:
-            raise RuntimeError("parser bug near /srv/secret/path")
-
-        return Papers(settings, parse=parse, parser_version="broken")
+    def parse(html: bytes, base_url: str) -> Any:
+        raise RuntimeError("parser bug near /srv/secret/path")
 
     settings = settings_for(replay, tmp_path, local_dir=papers_dir)
-    with live_server(settings, broken_library) as live:
+    with live_server(settings, parse=parse, parser_version="broken") as live:
         result = call(f"{live.url}/mcp", "outline", {"paper": "local/short"})
 
     assert result.is_error is True

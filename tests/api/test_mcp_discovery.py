@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from paperanchor import operations
+from paperanchor import operations, tokens
 from paperanchor.discovery import query
 from paperanchor.discovery.client import api_url
 from tests.api.live import LiveServer
@@ -30,8 +30,8 @@ from tests.replay import page
 pytestmark = pytest.mark.usefixtures("corpus")
 
 DISCOVERY_TOOLS = [op.name for op in operations.listed("all") if op.name not in TOOLS]
-# characters of the tools/list answer, about 2,400 tokens (SPEC §7) at 4 characters a token
-ELEVEN_BUDGET = 9600
+# o200k tokens of the tools/list answer with the discovery tools (SPEC §7)
+ELEVEN_BUDGET = 2400
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +88,9 @@ def test_the_eleven_tools_list_answer_stays_under_its_token_budget(every_tool, s
 
     assert len(eleven.json()["result"]["tools"]) == len(TOOLS + DISCOVERY_TOOLS)
     assert len(seven.json()["result"]["tools"]) == len(TOOLS)
-    print(f"\ntools/list: {len(seven.text)} characters for seven, {len(eleven.text)} for eleven")
-    assert len(eleven.text) < ELEVEN_BUDGET, len(eleven.text)
+    seven_tokens, eleven_tokens = tokens.count(seven.text), tokens.count(eleven.text)
+    print(f"\ntools/list: {seven_tokens} tokens for seven, {eleven_tokens} for eleven")
+    assert eleven_tokens < ELEVEN_BUDGET, eleven_tokens
 
 
 # (tool, arguments, the REST route asked the same thing)

@@ -11,8 +11,7 @@ from pydantic import TypeAdapter
 
 from paperanchor.api import models
 from paperanchor.errors import internal
-from paperanchor.papers import Papers
-from paperanchor.settings import Settings
+from paperanchor.render.markdown import tokens_of
 from tests.api.conftest import FIXTURE_HTML, LEGACY, settings_for
 from tests.api.live import live_server
 from tests.replay import huge, random_bytes, status
@@ -118,7 +117,7 @@ def test_max_tokens_cuts_the_markdown_and_says_where_the_rest_is(http):
     whole = http.get("/local/full/sections/S2.md").text
     cut = http.get("/local/full/sections/S2.md", params={"maxTokens": 100})
 
-    assert len(cut.text) < len(whole)
+    assert len(cut.text) < len(whole) and tokens_of(cut.text) <= 100
     assert cut.text.rstrip().endswith("fetch /local/full/sections/S2.md]")
     as_json = http.get("/local/full/sections/S2.json", params={"maxTokens": 100}).json()
     assert as_json["truncated"] is True and as_json["markdown"] == cut.text
@@ -281,11 +280,9 @@ def test_a_bug_is_500_internal_without_a_trace(replay, papers_dir, tmp_path):
     def broken_parse(html: bytes, base_url: str) -> Any:
         raise RuntimeError("parser bug near /srv/secret/path")
 
-    def broken_library(settings: Settings) -> Papers:
-        return Papers(settings, parse=broken_parse, parser_version="broken")
-
     settings = settings_for(replay, tmp_path, local_dir=papers_dir)
-    with live_server(settings, broken_library) as live, live.client() as http:
+    parts = {"parse": broken_parse, "parser_version": "broken"}
+    with live_server(settings, **parts) as live, live.client() as http:
         as_json = http.get("/local/short/outline.json")
         as_text = http.get("/local/short/sections/S1.md")
 

@@ -11,9 +11,11 @@ from paperanchor.discovery.s2 import (
     MAX_ANSWER_BYTES,
     citations,
     citations_request,
+    cited_papers,
     headers,
     paper_request,
     raise_for_status,
+    references_request,
 )
 from paperanchor.errors import BadRequest, NotFound, Unavailable, UpstreamError
 from paperanchor.refs import parse_ref
@@ -200,3 +202,39 @@ def test_odd_fields_are_dropped_not_trusted() -> None:
         citations(REF, b'{"citationCount": 4}', b'{"data": "x"}')
     with pytest.raises(UpstreamError, match="no citation count"):
         citations(REF, b'{"citationCount": -1}', page_of(next=100))
+
+
+def test_the_references_request_asks_titles_and_external_ids_of_up_to_1000_in_one_page() -> None:
+    assert references_request(REF) == (
+        "paper/arXiv:2304.05376/references",
+        {"fields": "title,externalIds", "offset": "0", "limit": "1000"},
+    )
+    with pytest.raises(BadRequest, match="local document"):
+        references_request(parse_ref("local/full"))
+
+
+def test_cited_papers_keeps_the_recorded_references_with_an_arxiv_id() -> None:
+    edge = json.loads(s2("danielnsilva_object_Reference.json"))  # a recorded references edge
+    body = json.dumps({"offset": 0, "data": [edge]}).encode()
+    assert cited_papers(REF, body) == {
+        "paper": "2304.05376",
+        "cited": [{"title": "Neural Variational Inference and Learning in Belief Networks",
+                   "arxiv": "1402.0030"}],
+    }  # fmt: skip
+    # a recorded page asked with fields=title only: titles, no external ids, nothing to keep
+    titles_only = s2("danielnsilva_test_get_paper_references_00.json")
+    assert cited_papers(REF, titles_only)["cited"] == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"[]", b'{"data": 5}', b"not json", b'{"data": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"],
+)
+def test_a_references_answer_that_is_no_page_is_an_upstream_error(body: bytes) -> None:
+    with pytest.raises(UpstreamError):
+        cited_papers(REF, body)
+
+
+def test_a_references_answer_over_the_cap_is_refused_unread() -> None:
+    with pytest.raises(UpstreamError, match="more than"):
+        cited_papers(REF, b'{"data": []}' + b" " * MAX_ANSWER_BYTES)

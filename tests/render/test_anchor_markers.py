@@ -11,6 +11,7 @@ import pytest
 
 from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.service import cite
+from paperanchor.tokens import count
 from paperanchor.tree import (
     Equation,
     EquationGroup,
@@ -24,7 +25,6 @@ from paperanchor.tree import (
 )
 from tests.conftest import ROOT
 from tests.corpus_pages import PAPER_PAGES, fixture_path, parsed
-from tests.o200k import count
 
 MARKER = re.compile(r"<!--(¶[0-9]+)-->")
 MARKER_LINE = re.compile(r"<!--¶[0-9]+-->\n\n")

@@ -228,7 +228,7 @@ def section_html(view: Paper, anchor: str) -> str:
 async def outline_page(request: Request, paper: rest.PaperPath) -> Response:
     if rest.prefers_json(request.headers.get("accept")):
         return await rest.outline_answer(request, paper, vary_accept=True)
-    served = await rest.service(request).outline(paper, default_wait=0.0)
+    served = await rest.service(request).outline(paper)
     outline = served.value
 
     def source_link(anchor: str | None) -> str | None:

@@ -286,10 +286,11 @@ def _caching(caching: operations.Caching, parameters: dict[str, Any]) -> str:
     return LATEST
 
 
-def operation_routes() -> APIRouter:
-    """The operations' routes, generated from the table as it is (operations.ROUTES), in its
-    order; app.py places them after `router`'s and before the pages'."""
-    routes = APIRouter()
+def routes() -> APIRouter:
+    """The server's own routes (`router`), then the operations', generated from the table as
+    it is (operations.ROUTES) in its order: one router, whose routes FastAPI builds all at
+    once when it routes its first request (app.py routes one at start)."""
+    routes = APIRouter(routes=list(router.routes))
     for route in operations.ROUTES:
         endpoint = _endpoint(route, operations.operation(route.operation))
         routes.add_api_route(route.path, endpoint, methods=["GET"], **_route_options(route))
@@ -304,7 +305,7 @@ async def outline_answer(
 ) -> Response:
     """The outline as JSON, honouring `Prefer: wait=N` (RFC 7240), `depth` levels deep."""
     wait = prefer_wait(request.headers.getlist("prefer"))
-    outline = await service(request).outline(paper, wait, default_wait=0.0)
+    outline = await service(request).outline(paper)
     if depth is not None:
         outline = replace(outline, value=compact.at_depth(outline.value, depth))
     applied = {"Preference-Applied": f"wait={wait:g}"} if wait is not None else {}
@@ -386,8 +387,9 @@ def etagged(
 
 
 def cache_control(served: Served[Any]) -> str:
-    """SPEC §6: immutable for a version that was asked for and confirmed, an hour otherwise."""
-    if served.asked.is_local:
+    """SPEC §6: immutable for a version that was asked for and confirmed, an hour otherwise;
+    revalidated when a later answer may hold more (references whose S2 ids may still come)."""
+    if served.asked.is_local or served.pending:
         return REVALIDATE
     return IMMUTABLE if served.pinned else LATEST
 

@@ -6,6 +6,7 @@
     await discovery.outline_metadata(ref, 1)  # kept, else fetched within 1 s (batched), else None
     await discovery.search(query)             # query.search_query(…) -> SearchPage
     await discovery.citations(ref, limit)     # Citations (Semantic Scholar)
+    await discovery.cited_papers(ref, 1)      # the arXiv ids of its references (S2), kept a day
     await discovery.trends(category, days)    # Trends
     await discovery.aclose()
 
@@ -53,6 +54,7 @@ SEMANTIC_SCHOLAR = "Semantic Scholar"
 SEARCH_TTL_S = 3600.0  # SPEC §4 leaves it to us: a search's newest results may change hourly
 TRENDS_TTL_S = 3600.0  # one search
 CITATIONS_TTL_S = 86400.0  # SPEC §4: cached for a day
+REFERENCES_TTL_S = 86400.0  # SPEC §11: a paper's references from S2, cached a day
 # Papers whose outline metadata is queued or sent after their outline answered without it
 # (sent 20 to a request, bounded by the timeouts); past this many, an outline does not queue
 # another one and answers `metadata: null`.
@@ -107,6 +109,8 @@ class Discovery:
         # idv -> (expiry on the monotonic clock, metadata): a warm outline reads no store
         self._memo: OrderedDict[str, tuple[float, Metadata]] = OrderedDict()
         self._batches: asyncio.Task[None] | None = None
+        # paper -> the fetch of its references from S2, while it runs (cited_papers)
+        self._references: dict[str, asyncio.Future[s2.CitedPapers]] = {}
 
     async def __aenter__(self) -> Discovery:
         return self
@@ -121,6 +125,10 @@ class Discovery:
             await asyncio.gather(self._batches, return_exceptions=True)
         for _, answer in [*self._queued.values(), *self._sent.values()]:
             answer.cancel()
+        for fetch in list(self._references.values()):
+            fetch.cancel()
+        await asyncio.gather(*self._references.values(), return_exceptions=True)
+        self._references.clear()
         self._queued.clear()
         self._sent.clear()
 
@@ -356,6 +364,59 @@ class Discovery:
 
         result: Citations = await self._flight.run(key, fetch)
         return result
+
+    # -- the arXiv ids of a paper's references (SPEC §11) -------------------------------------
+
+    async def cited_papers(
+        self, ref: PaperRef, within: float = math.inf
+    ) -> tuple[s2.CitedPapers | None, bool]:
+        """The references of `ref` S2 knows arXiv ids for, and whether they may still come.
+
+        Kept a day, else fetched (one request per paper), waited for at most `within` seconds:
+        past that, or when S2's turn is further off, the answer is (None, True) and the fetch
+        goes on, kept for the next call. A local paper, offline or without S2: (None, False).
+        It never raises: a failed fetch is logged, kept nowhere, and answers (None, True), as
+        the next call asks again.
+        """
+        if ref.is_local or not self.settings.s2_url or self.settings.offline:
+            return None, False
+        key = f"s2refs:{_ENTRY}:{ref.paper}"
+        try:
+            kept = await self._read(key, s2.CitedPapers, lambda found: found["paper"] == ref.paper)
+        except PaperAnchorError as exc:
+            log.info("no kept references of %s: %s", ref.paper, exc.wire_text())
+            kept = None
+        if kept is not None:
+            return kept, False
+        fetch = self._references.get(ref.paper)
+        if fetch is None:
+            if len(self._references) >= MAX_BACKGROUND:
+                return None, False
+            fetch = asyncio.ensure_future(self._fetch_cited(ref, key))
+            self._references[ref.paper] = fetch
+            fetch.add_done_callback(lambda done: self._fetched(ref.paper, done))
+        if self.upstream.turn_in(self.settings.s2_url, self._s2_gate) > within:
+            return None, True
+        try:
+            wait = None if math.isinf(within) else within
+            return await asyncio.wait_for(asyncio.shield(fetch), wait), False
+        except TimeoutError:
+            return None, True
+        except PaperAnchorError:
+            return None, True  # _fetched logs it
+
+    def _fetched(self, paper: str, done: asyncio.Future[s2.CitedPapers]) -> None:
+        self._references.pop(paper, None)
+        if not done.cancelled() and (error := done.exception()) is not None:
+            # nobody may be waiting any more: the failure is said here, once
+            log.info("no references of %s from %s: %s", paper, SEMANTIC_SCHOLAR, error)
+
+    async def _fetch_cited(self, ref: PaperRef, key: str) -> s2.CitedPapers:
+        path, params = s2.references_request(ref)
+        body = await self._s2(path, params, f"arXiv:{ref.paper}")
+        found = await asyncio.to_thread(s2.cited_papers, ref, body)
+        await self._write(key, found, REFERENCES_TTL_S)
+        return found
 
     # -- upstream requests --------------------------------------------------------------------
 

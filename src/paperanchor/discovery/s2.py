@@ -1,7 +1,9 @@
 """Semantic Scholar Graph API (SPEC §4 citations): request paths, answers -> `Citations`.
 
 Two requests answer one `citations` call: the paper (`paper/arXiv:{id}`, for its citation
-count) and the first page of its citing papers (`paper/arXiv:{id}/citations`). The paths are
+count) and the first page of its citing papers (`paper/arXiv:{id}/citations`). One answers the
+arXiv ids a bibliography does not print (SPEC §11): the paper's references
+(`paper/arXiv:{id}/references`, their titles and external ids, up to 1,000). The paths are
 relative to `PAPERANCHOR_S2_URL` (`https://api.semanticscholar.org/graph/v1`). An answer is
 untrusted JSON: bounded in size and depth, every field checked for its type.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypedDict
 
 from paperanchor.discovery.atom import shown_message
 from paperanchor.discovery.checks import whole_number
@@ -21,6 +23,10 @@ from paperanchor.shapes import Citations, Citing
 LIMIT_DEFAULT, LIMIT_MAX = 20, 100
 PAPER_FIELDS = "title,externalIds,citationCount"
 CITATION_FIELDS = "title,year,externalIds,url"
+REFERENCE_FIELDS = "title,externalIds"
+REFERENCES_MAX = 1000  # S2's largest page of references: one request per paper
+# A title longer than this is no title (the longest in the corpus's bibliographies is ~300).
+MAX_TITLE_CHARS = 1000
 # A page of 100 citing papers with these four fields is about 25 kB; the recorded whole
 # paper object (1,000 citations with every field, and an embedding) is 2.8 MB.
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
@@ -45,6 +51,48 @@ def citations_request(ref: PaperRef, limit: int | str | None = None) -> tuple[st
         f"paper/arXiv:{_arxiv_id(ref)}/citations",
         {"fields": CITATION_FIELDS, "offset": "0", "limit": str(count)},
     )
+
+
+def references_request(ref: PaperRef) -> tuple[str, dict[str, str]]:
+    """The path and query of the paper's references, their titles and external ids."""
+    return (
+        f"paper/arXiv:{_arxiv_id(ref)}/references",
+        {"fields": REFERENCE_FIELDS, "offset": "0", "limit": str(REFERENCES_MAX)},
+    )
+
+
+class CitedPaper(TypedDict):
+    """One reference S2 knows an arXiv id for."""
+
+    title: str
+    arxiv: str
+
+
+class CitedPapers(TypedDict):
+    """The references of `paper` that S2 knows arXiv ids for (kept a day in the store)."""
+
+    paper: str
+    cited: list[CitedPaper]
+
+
+def cited_papers(ref: PaperRef, body: bytes) -> CitedPapers:
+    """The references with a title and an arXiv id in S2's answer; anything else is skipped."""
+    page = _object(body, "references page")
+    data = page.get("data")
+    if not isinstance(data, list):
+        raise UpstreamError("Semantic Scholar's references page has no data list")
+    cited: list[CitedPaper] = []
+    for item in data[:REFERENCES_MAX]:
+        paper = item.get("citedPaper") if isinstance(item, dict) else None
+        if not isinstance(paper, dict):
+            continue
+        title = paper.get("title")
+        external = paper.get("externalIds")
+        listed = external.get("ArXiv") if isinstance(external, dict) else None
+        arxiv = _arxiv(listed) if isinstance(listed, str) and len(listed) <= 64 else None
+        if isinstance(title, str) and 0 < len(title) <= MAX_TITLE_CHARS and arxiv is not None:
+            cited.append({"title": " ".join(title.split()), "arxiv": arxiv})
+    return {"paper": ref.paper, "cited": cited}
 
 
 def headers(api_key: str | None) -> dict[str, str]:

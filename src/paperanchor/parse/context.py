@@ -28,6 +28,8 @@ class ParseContext:
     section_errors: dict[Any, int] = field(default_factory=dict)
     bib_numbers: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Bibliography entry id -> (its number, its printed label without brackets)."""
+    bib_labels: dict[Any, str] = field(default_factory=dict)
+    """Bibliography entry element -> the text of its first label, read with `bib_numbers`."""
     cite_bracketed: bool = False
     """Whether the citation being read has brackets or parentheses of its own."""
     residue: int = 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, field
 
@@ -40,7 +39,7 @@ _TAG_EMPHASIS = {"b": "**", "strong": "**", "i": "*", "em": "*", "code": "`", "t
 _SPACES = re.compile(r" {2,}")
 
 
-@dataclass
+@dataclass(slots=True)
 class InlineResult:
     md: list[str] = field(default_factory=list)
     text: list[str] = field(default_factory=list)
@@ -56,15 +55,16 @@ class InlineResult:
     where they start a line of Markdown."""
 
     def add(self, md: str, text: str | None = None) -> None:
-        if self.opens_with_text is None and md.strip():
-            self.opens_with_text = False
-        self.markup = self.markup or bool(md.strip())
+        if md and not md.isspace():  # md.strip(), without the copy
+            self.markup = True
+            if self.opens_with_text is None:
+                self.opens_with_text = False
         self.md.append(md)
         self.text.append(md if text is None else text)
 
     def add_text(self, raw: str) -> None:
         """Words of the page, escaped in Markdown so that they stay text (render/escape.py)."""
-        words = squash(raw)
+        words = raw if "  " not in raw and raw.isprintable() else squash(raw)  # squash's test
         if self.opens_with_text is None and words.strip():
             self.opens_with_text = True
         escaped = escape_text(words)
@@ -111,7 +111,11 @@ def inline_of(
     _content(el, ctx, out, skip)
     if include_tail and el.tail:
         _words(el.tail, ctx, out)
-    return out.inline(), tuple(dict.fromkeys(out.cites)), tuple(dict.fromkeys(out.notes))
+    return out.inline(), _unique(out.cites), _unique(out.notes)
+
+
+def _unique(ids: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(ids)) if ids else ()
 
 
 def inline_of_elements(
@@ -126,16 +130,33 @@ def inline_of_elements(
             after_error = False
         else:
             after_error = _element(part, ctx, out, frozenset())
-    return out.inline(), tuple(dict.fromkeys(out.cites)), tuple(dict.fromkeys(out.notes))
+    return out.inline(), _unique(out.cites), _unique(out.notes)
 
 
 def _content(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> None:
-    if el.text:
-        _words(el.text, ctx, out)
+    # the walk's innermost loop (most of a page's elements pass here): `_element` written out,
+    # the element's kind looked up without a call
+    text = el.text
+    if text:
+        _words(text, ctx, out)
     for child in el:
         tail = child.tail
-        if type(child.tag) is str and _element(child, ctx, out, skip) and tail:
-            tail = without_error_arguments(tail)
+        tag = child.tag
+        if type(tag) is str:
+            class_value = child.get("class")
+            kind, marker = _KINDS.get((tag, class_value)) or _kind(tag, class_value)
+            if kind == _ERROR:
+                if tail:
+                    tail = without_error_arguments(tail)
+            elif kind != _SKIPPED and not (skip and not classes(child).isdisjoint(skip)):
+                if ctx.inline_depth >= MAX_INLINE_DEPTH:
+                    out.add_text(text_of(child))  # deeper than any real page: its words
+                else:
+                    ctx.inline_depth += 1
+                    try:
+                        _markup(child, kind, marker, ctx, out, skip)
+                    finally:
+                        ctx.inline_depth -= 1
         if tail:
             _words(tail, ctx, out)
 
@@ -159,7 +180,7 @@ def _words(raw: str, ctx: ParseContext, out: InlineResult) -> None:
     if "\\" in raw and not out.code:
         raw, found = _CONTROL_WORD.subn("", raw)
         ctx.residue += found
-    if not out.code and is_internal_name(raw):
+    if not out.code and "@" in raw and _ERROR_INTERNAL.fullmatch(raw.strip()) is not None:
         # an internal name standing alone, where an undefined macro left its argument
         ctx.residue += 1
         return
@@ -182,8 +203,19 @@ def without_error_arguments(tail: str) -> str:
 _PLAIN, _SKIPPED, _MATH, _NOTE, _BR, _IMG, _CITE, _LINK, _CELL, _PICTURE, _ERROR = range(11)
 
 
-@functools.lru_cache(maxsize=8192)
+_KINDS: dict[tuple[str, str | None], tuple[int, str | None]] = {}
+
+
 def _kind(raw_tag: str, class_value: str | None) -> tuple[int, str | None]:
+    found = _KINDS.get((raw_tag, class_value))
+    if found is None:
+        found = _decide_kind(raw_tag, class_value)
+        if len(_KINDS) < 8192:  # a page repeats a few hundred; a hostile one, more
+            _KINDS[(raw_tag, class_value)] = found
+    return found
+
+
+def _decide_kind(raw_tag: str, class_value: str | None) -> tuple[int, str | None]:
     tag = raw_tag.rpartition("}")[2].rpartition(":")[2].lower()
     cls = frozenset(class_value.split()) if class_value else frozenset()
     if tag in _SKIP_TAGS or not cls.isdisjoint(CHROME_CLASSES):
@@ -327,7 +359,6 @@ def _link(
     _content(el, ctx, inner, skip)
     out.cites.extend(inner.cites)
     out.notes.extend(inner.notes)
-    md = tidy("".join(inner.md))
     text = "".join(inner.text)
     internal = "ltx_ref" in cls and "ltx_url" not in cls and "ltx_href" not in cls
     entry = ctx.bib_numbers.get(href.rpartition("#")[2]) if internal else None
@@ -349,6 +380,7 @@ def _link(
         out.add_inner(label, printed, inner)
         return
     url = None if internal else safe_url(href)
+    md = tidy("".join(inner.md)) if url is not None else ""
     if url is None or not md:
         out.add_inner("".join(inner.md), text, inner)
         return
@@ -369,7 +401,7 @@ def _is_key(link_text: str, printed: str) -> bool:
     part of the label the bibliography prints for the entry ("[12]", "Vaswani et al. (2017a)"),
     maybe with the ", " of an empty year after it."""
     word = link_text.strip().rstrip(",").strip()
-    if not word or any(ch.isspace() for ch in word) or len(word) > 200:
+    if not word or len(word) > 200 or len(word.split()) > 1:  # empty, long, or words
         return False
     core = _alnum(word)
     return bool(core) and core not in _alnum(printed)

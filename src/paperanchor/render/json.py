@@ -22,6 +22,7 @@ def reference_json(reference: Reference, cited_in: list[str] | None = None) -> s
         "title": reference.title,
         "year": reference.year,
         "arxiv": reference.arxiv,
+        "arxivFrom": "page" if reference.arxiv else None,
         "doi": reference.doi,
         "url": reference.url,
     }

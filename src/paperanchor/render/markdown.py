@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Iterable
 
+from paperanchor import tokens
 from paperanchor.parse.equations import aligned
 from paperanchor.render.escape import (
     destination,
@@ -61,8 +61,8 @@ def _marked(chunks: list[str], label: str | None) -> list[str]:
 
 
 def tokens_of(markdown: str) -> int:
-    """SPEC §3: tokens are ceil(characters / 4)."""
-    return math.ceil(len(markdown) / 4)
+    """SPEC §3: the o200k_base tokens of the Markdown."""
+    return tokens.count(markdown)
 
 
 def heading(section: Section) -> str:
@@ -299,37 +299,70 @@ def join(chunks: list[str]) -> str:
 
 
 def truncate(
-    chunks: list[str], max_chars: int, more: Callable[[int], str], *, front: int = 0
+    chunks: list[str],
+    max_tokens: int,
+    more: Callable[[int], str],
+    *,
+    front: int = 0,
+    whole: int | None = None,
 ) -> tuple[str, bool]:
-    """The chunks within `max_chars` characters, the line `more(remaining tokens)` included.
+    """The chunks within `max_tokens` tokens, the line `more(remaining tokens)` included
+    (`whole`: the tokens of the joined chunks, when the caller has counted them).
 
     The cut is at a block boundary; when not one block of content fits (only headings, or the
     first `front` chunks of front matter, before it), the first block is cut inside, at a
     sentence or word boundary, so that a cut answer always carries text (SPEC §4).
     """
-    full = join(chunks)
-    if len(full) <= max_chars:
-        return full, False
-    whole = tokens_of(full)
-    budget = max_chars - len(more(whole)) - 3  # the line, its blank line before and newline
+    if whole is None:
+        whole = tokens_of(join(chunks))
+    if whole <= max_tokens:
+        return join(chunks), False
+    # `remaining` is at most `whole`, so the line it ends up in costs no more than this one
+    budget = max_tokens - tokens_of(f"\n\n{more(whole)}\n")
     kept: list[str] = []
-    size = 0
+    size = 0  # an estimate: each chunk counted alone, each blank line between them one token
     content = 0  # characters of content kept (not headings, not front matter)
     for index, chunk in enumerate(c for c in chunks if c):
-        extra = len(chunk) + (2 if kept else 0)
+        extra = tokens_of(chunk) + (1 if kept else 0)
         if size + extra <= budget:
             kept.append(chunk)
             size += extra
             content += len(chunk) if index >= front and not chunk.startswith("#") else 0
             continue
         if content < 2 * MIN_PIECE_CHARS:  # no block of text worth the name yet: cut this one
-            piece = cut_block(chunk, budget - size - (2 if kept else 0))
+            piece = cut_to_tokens(chunk, budget - size - (1 if kept else 0))
             if piece:
                 kept.append(piece)
         break
-    shown = "\n\n".join(kept)
-    line = more(max(0, whole - tokens_of(shown)))
-    return (f"{shown}\n\n{line}\n" if shown else f"{line}\n"), True
+
+    def answer() -> str:
+        shown = "\n\n".join(kept)
+        line = more(max(0, whole - tokens_of(shown)))
+        return f"{shown}\n\n{line}\n" if shown else f"{line}\n"
+
+    text = answer()
+    # the estimate can be a token or two short where chunks merge across a blank line
+    while kept and (over := tokens_of(text) - max_tokens) > 0:
+        last = kept.pop()
+        if not kept:
+            piece = cut_to_tokens(last, tokens_of(last) - over - 2)
+            kept.extend([piece] if piece else [])
+        text = answer()
+    return text, True
+
+
+def cut_to_tokens(chunk: str, limit: int) -> str | None:
+    """cut_block within `limit` tokens rather than characters."""
+    chars = tokens.prefix_chars(chunk, limit)
+    for _ in range(8):  # a cut's " …" and its boundary may cost a token or two more
+        piece = cut_block(chunk, chars)
+        if piece is None:
+            return None
+        over = tokens_of(piece) - limit
+        if over <= 0:
+            return piece
+        chars = min(len(piece), chars) - 4 * over
+    return None
 
 
 # What a cut inside a block must not split: math, code spans, links and images, autolinks.
