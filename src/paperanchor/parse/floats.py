@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from paperanchor.parse.context import MAX_BLOCK_DEPTH, BlocksOf, ParseContext
 from paperanchor.parse.dom import HtmlElement, children, classes, is_chrome, tag_of, text_of
 from paperanchor.parse.inline import inline_of
 from paperanchor.parse.pictures import text_boxes
-from paperanchor.tree import Block, Figure, Inline, Table
+from paperanchor.tree import Block, CellSpan, Figure, Inline, Table
 
 _TAG_WORD = re.compile(r"^[^\W\d_]+\.?\s+(?=\S)")
 _FLOAT_CLASSES = frozenset({"ltx_figure", "ltx_table", "ltx_float"})
@@ -142,6 +142,7 @@ def parse_float(
         cut = False
         total = 0
         cell_notes: list[str] = []
+        spans: list[CellSpan] = []
         for index, tabular in enumerate(parts.tabulars):
             if total >= MAX_TABLE_CELLS:
                 cut = True  # many tabulars in one float: the cap holds for them together
@@ -149,6 +150,7 @@ def parse_float(
             cells = table_cells(tabular, ctx)
             if index == 0:
                 header = cells.header_rows
+            spans.extend(replace(span, row=span.row + len(rows)) for span in cells.spans)
             rows.extend(cells.text_rows)
             md_rows.extend(cells.md_rows)
             cell_notes.extend(cells.notes)
@@ -167,6 +169,7 @@ def parse_float(
             is_float=not table_panel,
             cut=cut,
             notes=tuple(dict.fromkeys((*notes, *cell_notes))),
+            spans=tuple(spans),
         )
     kind = "figure"
     if "ltx_float_algorithm" in cls:
@@ -245,6 +248,8 @@ class Cells:
     """Whether the grid reached MAX_TABLE_CELLS and its later rows were left out."""
     notes: list[str]
     """Footnotes the cells reference, in order."""
+    spans: list[CellSpan]
+    """The cells that cover more than one position, clipped to the grid."""
 
 
 def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
@@ -259,6 +264,7 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
     cut = False
     notes: list[str] = []
     last_row = last_col = -1
+    spans: list[CellSpan] = []
     for row_index, (section, row) in enumerate(_table_rows(tabular)):
         if cut:
             break
@@ -284,6 +290,7 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
             if rowspan == 1 and colspan == 1:  # most cells
                 grid.setdefault((row_index, col), value)
             else:
+                spans.append(CellSpan(row_index, col, rowspan, colspan))
                 for dr in range(rowspan):
                     for dc in range(colspan):
                         grid.setdefault((row_index + dr, col + dc), value)
@@ -304,7 +311,12 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
     values = [[get((r, c), _NO_CELL) for c in columns] for r in range(n_rows)]
     text_rows = [tuple([value[0] for value in row]) for row in values]
     md_rows = [tuple([value[1] for value in row]) for row in values]
-    return Cells(text_rows, md_rows, min(header_rows, n_rows), cut, notes)
+    kept = [
+        CellSpan(span.row, span.col, min(span.rows, n_rows - span.row), span.cols)
+        for span in spans
+        if span.row < n_rows
+    ]
+    return Cells(text_rows, md_rows, min(header_rows, n_rows), cut, notes, kept)
 
 
 _NO_CELL = ("", "")
@@ -382,4 +394,5 @@ def parse_tabular(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Table:
         is_float=False,
         cut=cells.cut,
         notes=tuple(dict.fromkeys(cells.notes)),
+        spans=tuple(cells.spans),
     )
