@@ -559,7 +559,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
             Argument(
                 "from",
                 "text",
-                "edition the anchor is of: vN, arxiv, ar5iv, pdf, a ref",
+                "anchor's edition: vN, arxiv, ar5iv, pdf, a ref",
                 blank=True,
                 keyword="edition",
                 cli=CliArgument(
@@ -577,7 +577,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
             Argument(
                 "prefix",
                 "text",
-                "with text: text just before it",
+                "text before the quote",
                 blank=True,
                 cli=CliArgument(
                     "TEXT", "with --text: the text just before the quote", flag="--prefix"
@@ -587,7 +587,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
             Argument(
                 "suffix",
                 "text",
-                "with text: text just after it",
+                "text after the quote",
                 blank=True,
                 cli=CliArgument(
                     "TEXT", "with --text: the text just after the quote", flag="--suffix"
