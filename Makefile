@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 export PAPERANCHOR_CORPUS ?= $(abspath ../shared/corpus)
 
-.PHONY: run test tools lint fixtures golden install soak soak-hypothesis soak-atheris soak-reliability bench bench-anchors edition-fixtures
+.PHONY: run test tools lint fixtures golden install soak soak-hypothesis soak-atheris soak-reliability bench bench-anchors bench-changes edition-fixtures
 
 # What serving needs (make run), then the dev extras too (tests, lint): one stamp each.
 $(VENV)/.serve: pyproject.toml
@@ -46,6 +46,10 @@ fixtures:
 ## golden: rewrite the golden dumps of the fixtures after a deliberate parser change
 golden: install
 	$(BIN)/python -m tests.golden
+
+## bench-changes: what changed between two editions, measured; its tables into BENCHMARKS.md
+bench-changes: install
+	$(BIN)/python -m bench.changes --write
 
 ## bench: run the benchmarks (bench/) and rewrite BENCHMARKS.md; wrk is used when installed
 bench: install

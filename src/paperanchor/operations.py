@@ -21,19 +21,20 @@ from typing import Any, Final, Literal
 
 from paperanchor import service, shapes
 from paperanchor.errors import BadRequest
+from paperanchor.images import MAX_IMAGES, Image
 from paperanchor.paper import Paper
 from paperanchor.service import Door, PaperService, Served
 from paperanchor.tree import Equation, Figure, Paragraph, Table, walk
 
-Kind = Literal["text", "integer", "number", "texts"]
-"""An argument's type: text, a whole number, a number, a list of texts."""
+Kind = Literal["text", "integer", "number", "texts", "boolean"]
+"""An argument's type: text, a whole number, a number, a list of texts, true or false."""
 
 ToolSet = Literal["reader", "all"]
 
 DEFAULT_WAIT_S: Final = 10.0
 """SPEC §4: agents wait for the inferred fields by default (MCP); REST and pages do not"""
 
-PAPER_HELP: Final = "arXiv id or URL (1706.03762, hep-th/9901001v2) or local/<name>"
+PAPER_HELP: Final = "arXiv id or URL (1706.03762v7) or local/<name>"
 ANCHOR_HELP: Final = "id, alias or slug: S3.SS2, S3.2, introduction"
 
 CLI_PAPER_HELP: Final = (
@@ -158,6 +159,10 @@ class Operation:
     command: Command | None = None
     samples: Callable[[Paper], list[dict[str, Any]]] = lambda paper: []
     """arguments the warm-up runs `on_paper` with on its page (warmup.py)"""
+    images: Callable[[Any], tuple[Image, ...]] = lambda value: ()
+    """images the tool sends besides its JSON (MCP image content), from `run`'s answer"""
+    notes: Callable[[Any], tuple[str, ...]] = lambda value: ()
+    """lines the tool sends besides its JSON (why an image is not sent)"""
 
     def check(self, given: Mapping[str, Any], door: Door = "mcp") -> dict[str, Any]:
         """The arguments by Python name, each bounded one in its range (the one check); over
@@ -228,6 +233,23 @@ PAPER = Argument(
     cli=CliArgument("PAPER", CLI_PAPER_HELP),
     rest=REST_PAPER,
 )
+
+# tools/list is paid for on every request (SPEC §7: the seven under 1,500 tokens): the outline
+# says what `since` is, read and references refer to it
+SINCE_HELP: Final = "older edition (v1, ar5iv) to compare"
+SINCE = Argument(
+    "since",
+    "text",
+    SINCE_HELP,
+    rest=Rest(
+        "an older edition of the paper: vN, arxiv, ar5iv, pdf or a reference of the same paper "
+        "(SPEC §10)"
+    ),
+)
+"""`since` (SPEC §10): in the query of the outline, read and references routes, in the path
+of the changes routes"""
+SINCE_AS_IN_OUTLINE = Argument("since", "text", "as in outline", rest=SINCE.rest)
+SINCE_REQUIRED = Argument("since", "text", SINCE_HELP, required=True, rest=SINCE.rest)
 
 
 def anchor(help: str, cli_help: str) -> Argument:
@@ -326,10 +348,16 @@ def read_text(result: service.ReadResult, _arguments: Arguments) -> tuple[str, s
 
 
 async def _outline(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Outline]:
+    if a.get("since"):
+        return await svc.outline_since(a["paper"], a["since"])
     return await svc.outline(a["paper"])
 
 
 async def _read(svc: PaperService, a: Arguments, door: Door) -> Served[service.ReadResult]:
+    if a.get("since"):
+        return await svc.read_since(
+            a["paper"], a.get("anchor"), a["since"], a.get("maxTokens"), door=door
+        )
     return await svc.read(a["paper"], a.get("anchor"), a.get("maxTokens"), door=door)
 
 
@@ -355,11 +383,35 @@ def _cite_on(paper: Paper, a: Arguments, context: Context) -> shapes.Cite:
 async def _references(
     svc: PaperService, a: Arguments, door: Door
 ) -> Served[shapes.ReferenceAnswer]:
+    if a.get("since"):
+        return await svc.references_since(a["paper"], a["since"])
     return await svc.reference_answer(a["paper"], a.get("id") or None)
 
 
+async def _changes(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Changes]:
+    return await svc.changes(a["paper"], a["since"])
+
+
+async def _changes_markdown(svc: PaperService, a: Arguments, door: Door) -> Served[str]:
+    return await svc.changes_markdown(a["paper"], a["since"])
+
+
 async def _figure(svc: PaperService, a: Arguments, door: Door) -> Served[Any]:
+    if a.get("image"):
+        return await svc.figure_with_images(a["paper"], a["anchor"])
     return await svc.figure(a["paper"], a["anchor"])
+
+
+async def _figure_image(svc: PaperService, a: Arguments, door: Door) -> Served[Image]:
+    return await svc.figure_image(a["paper"], a["anchor"], a["n"])
+
+
+def _figure_json(value: Any) -> Any:
+    return value.figure if isinstance(value, service.Figured) else value
+
+
+def _of_figured(field: str) -> Callable[[Any], tuple[Any, ...]]:
+    return lambda value: getattr(value, field) if isinstance(value, service.Figured) else ()
 
 
 async def _equation(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Equation]:
@@ -453,7 +505,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         "outline",
         "Start here: title, authors, abstract, TL;DR, contributions and the section tree "
-        "(ids, numbers, tokens) of an arXiv paper.",
+        "(ids, numbers, tokens).",
         (
             PAPER,
             Argument(
@@ -464,6 +516,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 default=DEFAULT_WAIT_S,
                 unit="seconds",
             ),
+            SINCE,
         ),
         _outline,
         _same,
@@ -510,6 +563,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                     absent=service.WHOLE_NODE,
                 ),
             ),
+            SINCE_AS_IN_OUTLINE,
         ),
         _read,
         None,
@@ -559,7 +613,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
             Argument(
                 "from",
                 "text",
-                "anchor's edition: vN, arxiv, ar5iv, pdf, a ref",
+                "anchor's edition: vN, arxiv, ar5iv, pdf",
                 blank=True,
                 keyword="edition",
                 cli=CliArgument(
@@ -577,7 +631,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
             Argument(
                 "prefix",
                 "text",
-                "text before the quote",
+                "text before it",
                 blank=True,
                 cli=CliArgument(
                     "TEXT", "with --text: the text just before the quote", flag="--prefix"
@@ -587,7 +641,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
             Argument(
                 "suffix",
                 "text",
-                "text after the quote",
+                "text after it",
                 blank=True,
                 cli=CliArgument(
                     "TEXT", "with --text: the text just after the quote", flag="--suffix"
@@ -621,6 +675,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 cli=CliArgument("ID", "bib.bib12, 12 or [12]; omit for all entries", nargs="?"),
                 rest=Rest("bib.bib12, 12 or [12]", name="reference_id"),
             ),
+            SINCE_AS_IN_OUTLINE,
         ),
         _references,
         _same,
@@ -634,10 +689,16 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         "figure",
         "A figure (caption, image URLs, panels) or a table (caption, cells).",
-        (PAPER, anchor("S3.F1, F1, S6.T2, T2", "S3.F1, F1, S6.T2, T2, Figure 3, Table 2")),
+        (
+            PAPER,
+            anchor("S3.F1, F1, S6.T2, T2", "S3.F1, F1, S6.T2, T2, Figure 3, Table 2"),
+            Argument("image", "boolean", f"true: its first {MAX_IMAGES} images too"),
+        ),
         _figure,
-        _same,
+        _figure_json,
         (shapes.Figure, shapes.Table),
+        images=_of_figured("images"),
+        notes=_of_figured("missing"),
         on_paper=lambda paper, a, context: service.figure(paper, a["anchor"]),
         samples=lambda paper: [{"anchor": a} for a in _first_of(paper, (Figure, Table))],
         command=Command(
@@ -787,6 +848,43 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     # two answers only REST gives (SPEC §6): a paper's arXiv record and arXiv's taxonomy
     Operation("metadata", "A paper's arXiv metadata.", (PAPER,), _metadata, _same, tools=None),
     Operation("categories", "arXiv's category taxonomy.", (), _categories, _same, tools=None),
+    Operation(
+        "figure_image",
+        "One image of a figure or a table, as bytes.",
+        (
+            PAPER,
+            anchor("S3.F1, F1", "S3.F1, F1, Figure 3"),
+            Argument(
+                "n",
+                "integer",
+                f"the image's number, 1-{MAX_IMAGES}",
+                required=True,
+                bounds=(1, MAX_IMAGES),
+                rest=Rest(f"the image's number in the figure's `images`, 1-{MAX_IMAGES}"),
+            ),
+        ),
+        _figure_image,
+        _same,
+        tools=None,
+    ),
+    # what changed since another edition, whole (SPEC §10): over MCP it is `since` on outline,
+    # read and references
+    Operation(
+        "changes",
+        "What changed since another edition: Changes with every section's change.",
+        (PAPER, SINCE_REQUIRED),
+        _changes,
+        _same,
+        tools=None,
+    ),
+    Operation(
+        "changes_markdown",
+        "What changed since another edition, as CriticMarkup.",
+        (PAPER, SINCE_REQUIRED),
+        _changes_markdown,
+        None,
+        tools=None,
+    ),
 )
 """Every operation, in the order the tools are listed and the subcommands offered."""
 
@@ -816,7 +914,7 @@ def dumps(value: Any) -> str:
 # -- the REST routes (SPEC §6), in matching order: specific suffixes first ---------------------
 
 Where = Literal["path", "query"]
-Form = Literal["json", "markdown", "bibtex"]
+Form = Literal["json", "markdown", "bibtex", "image"]
 Caching = Literal["paper", "latest", "taxonomy", "local-or-latest", "outline"]
 """How a route's answer is kept (api/rest.py): as its paper's, an hour, a day, an hour unless
 the paper is local, or as an outline (whose metadata may come later)."""
@@ -922,6 +1020,24 @@ ROUTES: Final[tuple[Route, ...]] = (
         caching="outline",
     ),
     Route(
+        "changes",
+        "/{paper:path}/changes/{since:path}.json",
+        "changes_json",
+        "What changed since another edition",
+        shape=shapes.Changes,
+        doc="`Changes` (SPEC §10): counts of sections, paragraphs, equations, tables, figures and\n"
+        "references per kind of change, the numbers that changed, and every section's change.",
+    ),
+    Route(
+        "changes_markdown",
+        "/{paper:path}/changes/{since:path}.md",
+        "changes_markdown",
+        "What changed since another edition, as CriticMarkup",
+        form="markdown",
+        doc="The numbers that changed, the counts, then each changed section's changed blocks\n"
+        "in CriticMarkup (`{++…++}`, `{--…--}`, `{~~old~>new~~}`).",
+    ),
+    Route(
         "read",
         "/{paper:path}/sections/{anchor}.md",
         "section_markdown",
@@ -964,13 +1080,14 @@ ROUTES: Final[tuple[Route, ...]] = (
         "references",
         "Bibliography",
         leaves=("id",),
-        shape=shapes.References,
+        shape=shapes.References | shapes.ReferenceAnswer,
     ),
     Route(
         "references",
         "/{paper:path}/references/{reference_id}.json",
         "reference",
         "One bibliography entry and where it is cited",
+        leaves=("since",),
         shape=shapes.Reference,
         body=lambda answer: answer["reference"],
     ),
@@ -980,6 +1097,15 @@ ROUTES: Final[tuple[Route, ...]] = (
         "figure",
         "Float",
         shape=shapes.Figure | shapes.Table,
+    ),
+    Route(
+        "figure_image",
+        "/{paper:path}/figures/{anchor}/{n}",
+        "figure_image",
+        "One image of a figure, as bytes",
+        form="image",
+        doc="The bytes of the figure's `n`th image (from 1, at most 4) as its own site serves\n"
+        "them, with the media type read from its first bytes: PNG, JPEG, GIF, WebP or SVG.",
     ),
     Route(
         "equation",
