@@ -225,24 +225,20 @@ class Cite(TypedDict):
         ]
     ]
     score: NotRequired[Annotated[int, Field(description="cite by text, fuzzy only: 90-100")]]
-    prefix: Annotated[str, Field(description="up to 32 characters of the text before it")]
-    suffix: Annotated[str, Field(description="up to 32 characters of the text after it")]
-    sectionPath: Annotated[
-        list[str], Field(description="printed numbers and titles of its sections, outermost first")
-    ]
-    textFragment: Annotated[
-        str | None, Field(description="the permalink with a text directive a browser highlights")
-    ]
+    prefix: Annotated[str, Field(description="<=32 chars of text before it")]
+    suffix: Annotated[str, Field(description="<=32 chars of text after it")]
+    sectionPath: Annotated[list[str], Field(description="its sections, outermost first")]
+    textFragment: Annotated[str | None, Field(description="permalink with a text directive")]
     status: NotRequired[
         Annotated[
             CiteStatus,
-            Field(description="re-anchored: same id and text, moved (same text), or edited"),
+            Field(description="re-anchored: same, moved (same text) or edited"),
         ]
     ]
     confidence: NotRequired[
-        Annotated[float, Field(description="calibrated probability that this is the passage")]
+        Annotated[float, Field(description="calibrated probability it is right")]
     ]
-    was: NotRequired[Annotated[Was, Field(description="the node it was re-anchored from")]]
+    was: NotRequired[Annotated[Was, Field(description="the node it came from")]]
 
 
 @with_config(SHAPE)
