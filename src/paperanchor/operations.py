@@ -33,7 +33,8 @@ ToolSet = Literal["reader", "all"]
 DEFAULT_WAIT_S: Final = 10.0
 """SPEC §4: agents wait for the inferred fields by default (MCP); REST and pages do not"""
 
-PAPER_HELP: Final = "arXiv id or URL (1706.03762, hep-th/9901001v2) or local/<name>"
+# said in every tool's schema (SPEC §7's budget): one example; the CLI's help has them all
+PAPER_HELP: Final = "arXiv id (1706.03762v7), URL or local/<name>"
 ANCHOR_HELP: Final = "id, alias or slug: S3.SS2, S3.2, introduction"
 
 CLI_PAPER_HELP: Final = (
@@ -231,7 +232,7 @@ PAPER = Argument(
 
 # tools/list is paid for on every request (SPEC §7: the seven under 1,500 tokens): the outline
 # says what `since` is, read and references refer to it
-SINCE_HELP: Final = "older edition (v1, ar5iv): what changed since"
+SINCE_HELP: Final = "older edition (v1, ar5iv): changes since"
 SINCE = Argument(
     "since",
     "text",
@@ -243,7 +244,8 @@ SINCE = Argument(
 )
 """`since` (SPEC §10): in the query of the outline, read and references routes, in the path
 of the changes routes"""
-SINCE_AS_IN_OUTLINE = Argument("since", "text", "as in outline", rest=SINCE.rest)
+SINCE_AS_IN_OUTLINE = Argument("since", "text", "", rest=SINCE.rest)
+"""`since` where the outline's schema has said what it is: no description of its own"""
 SINCE_REQUIRED = Argument("since", "text", SINCE_HELP, required=True, rest=SINCE.rest)
 
 
