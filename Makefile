@@ -60,7 +60,7 @@ bench: install
 ## baselines, on the constructed pairs (fixtures/editions) and the corpus pairs; its table into
 ## BENCHMARKS.md (a minute)
 bench-anchors: install
-	$(BIN)/pip install --quiet -e '.[bench]'
+	$(BIN)/pip install --quiet -e '.[anchors]'
 	$(BIN)/python -m bench.anchors
 
 ## edition-fixtures: write and convert the constructed edition pairs (fixtures/editions)

@@ -278,9 +278,9 @@ def real() -> list[Case]:
         for anchor in entry["undecided"]:
             undecided = olds[anchor]
             for u in new_units:
-                if u.id in back and not back[u.id] and u.kind == undecided.kind:
-                    if fuzz.ratio(u.text, undecided.text) >= 50:
-                        del back[u.id]
+                nothing = u.id in back and not back[u.id] and u.kind == undecided.kind
+                if nothing and fuzz.ratio(u.text, undecided.text) >= 50:
+                    del back[u.id]
         backward = _targets(new_units, olds, back)
         cases.append(Case(name, "real", old, new, forward, backward))
     return cases

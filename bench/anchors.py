@@ -28,6 +28,7 @@ the expected calibration error of the answers' confidence (ten bins).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import time
 from collections.abc import Callable
@@ -40,7 +41,6 @@ from bench.anchor_truth import Case, Target, constructed, real
 from paperanchor import editions, service
 from paperanchor.errors import NotFound
 from paperanchor.paper import LoadedPaper, Paper
-from paperanchor.quotes import comparable
 from paperanchor.tree import Document, Inline, Paragraph, Section, Text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -279,7 +279,10 @@ class Costs:
 
 
 def run_case(case: Case, tallies: dict[tuple[str, str, str], Tally], costs: Costs) -> None:
-    old_paper, new_paper = _paper(case.old, f"{case.name}-old"), _paper(case.new, f"{case.name}-new")
+    old_paper, new_paper = (
+        _paper(case.old, f"{case.name}-old"),
+        _paper(case.new, f"{case.name}-new"),
+    )
     for direction, (a, b, targets) in {
         "forward": (old_paper, new_paper, case.forward),
         "backward": (new_paper, old_paper, case.backward),
@@ -307,7 +310,10 @@ def kind_failures(cases: list[Case]) -> dict[str, list[str]]:
     for case in cases:
         old_paper = _paper(case.old, f"{case.name}-old")
         new_paper = _paper(case.new, f"{case.name}-new")
-        for a, b, targets in ((old_paper, new_paper, case.forward), (new_paper, old_paper, case.backward)):
+        for a, b, targets in (
+            (old_paper, new_paper, case.forward),
+            (new_paper, old_paper, case.backward),
+        ):
             alignment = b.aligned(editions.edition_key(a), lambda a=a, b=b: editions.align(a, b))
             old, new = Side.of(a), Side.of(b)
             for target in targets:
@@ -355,7 +361,15 @@ def _section(section_id: str, items: list[str]) -> Section:
         Paragraph(f"{section_id}.p{n + 1}", (Text(f"{section_id}.p{n + 1}.1", Inline(t, t)),))
         for n, t in enumerate(items)
     )
-    return Section(section_id, "section", section_id[1:], section_id[1:], Inline(section_id, section_id), 1, blocks)
+    return Section(
+        section_id,
+        "section",
+        section_id[1:],
+        section_id[1:],
+        Inline(section_id, section_id),
+        1,
+        blocks,
+    )
 
 
 def _fmt(value: float, percent: bool = True) -> str:
@@ -382,7 +396,9 @@ def table(tallies: dict[tuple[str, str, str], Tally]) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--no-write", action="store_true", help="print, do not rewrite BENCHMARKS.md")
+    parser.add_argument(
+        "--no-write", action="store_true", help="print, do not rewrite BENCHMARKS.md"
+    )
     parser.add_argument("--failures", action="store_true", help="list the targets ours gets wrong")
     args = parser.parse_args()
     cases = constructed() + real()
@@ -407,17 +423,22 @@ def main() -> None:
     cached = []
     for unit in editions.block_units(old)[:200]:
         started = time.perf_counter()
-        try:
+        with contextlib.suppress(NotFound):
             service.reanchor(new_p, old_p, alignment, unit.id, "")
-        except NotFound:
-            pass
         cached.append((time.perf_counter() - started) * 1000)
     lines = table(tallies)
+    wrong = kind_failures(cases)
+    per_case = ", ".join(
+        f"{case.name} {len(wrong.get(case.name, []))}/{len(case.forward) + len(case.backward)}"
+        for case in cases
+    )
+    lines += ["", f"Ours, targets wrong (anchor or status) per pair, both directions: {per_case}."]
     lines += [
         "",
         f"Costs: aligning two 300-paragraph editions {1000 * statistics.median(timings):.0f} ms "
         f"(median of 5; min {1000 * min(timings):.0f}, max {1000 * max(timings):.0f}); "
-        f"the 18 benchmark pairs' alignments median {statistics.median(costs.align_ms):.0f} ms, "
+        f"the {len(costs.align_ms)} alignments of the benchmark's pairs (both directions) median "
+        f"{statistics.median(costs.align_ms):.0f} ms, "
         f"max {max(costs.align_ms):.0f} ms; one re-anchoring on a cached pair median "
         f"{statistics.median(cached):.2f} ms, p99 {sorted(cached)[int(0.99 * len(cached))]:.2f} ms "
         f"(300 paragraphs; over the benchmark's pairs median "
@@ -445,7 +466,7 @@ SECTION_HEAD = [
     "## Anchors across editions (`make bench-anchors`)",
     "",
     "Every block of one edition (paragraphs, equations, figures, tables, references) looked",
-    "for in the other, both directions: the eight constructed pairs of fixtures/editions (truth",
+    "for in the other, both directions: the nine constructed pairs of fixtures/editions (truth",
     "by construction) and the ten real pairs of the corpus (ar5iv and arXiv renderings, gold in",
     "bench/anchor_gold.json). Baselines in the same run, as bench/anchors.py describes them.",
     "Counts of targets in parentheses; ECE over the answers given.",

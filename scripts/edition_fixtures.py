@@ -23,34 +23,232 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "fixtures" / "editions"
 
-WORDS = """
-adaptive alignment analysis anchor approach architecture assumption baseline batch benchmark
-boundary budget buffer candidate capacity channel cluster coefficient collection comparison
-component compression condition configuration constraint context corpus correction cost
-coverage criterion curve dataset decoder density dependency deployment depth design detector
-deviation dimension distance distribution document domain encoder energy ensemble entropy
-error estimate evaluation evidence experiment factor feature filter fragment framework
-frequency function gradient graph heuristic hierarchy hypothesis index inference input
-instance interval kernel label latency layer learner length likelihood limit margin matrix
-measure memory method metric model module network noise norm objective observation operator
-optimizer order output overhead parameter partition passage pattern penalty performance
-pipeline policy pool position precision prediction prior probability procedure profile
-projection property protocol quality query range rank rate ratio reader recall record
-reference region regularizer representation resolution resource response result revision
-routine sample scale schedule score segment selection sequence setting signal similarity
-size solution source span specification stage state statistic step strategy structure
-subset summary support surface system table target task technique template tensor term
-threshold token trace trade-off training transform tree trial update validation value
-variance vector version view volume weight window workload
-""".split()
-VERBS = """
-improves reduces controls predicts shapes limits balances explains follows exceeds matches
-supports weakens preserves separates combines measures tracks bounds estimates stabilises
-""".split()
-LINKS = """
-in practice, for this reason, in contrast, as expected, on the other hand, in every run,
-at a fixed budget, under mild assumptions, for long inputs, in the revised setting,
-""".split(",")
+WORDS = [
+    "adaptive",
+    "alignment",
+    "analysis",
+    "anchor",
+    "approach",
+    "architecture",
+    "assumption",
+    "baseline",
+    "batch",
+    "benchmark",
+    "boundary",
+    "budget",
+    "buffer",
+    "candidate",
+    "capacity",
+    "channel",
+    "cluster",
+    "coefficient",
+    "collection",
+    "comparison",
+    "component",
+    "compression",
+    "condition",
+    "configuration",
+    "constraint",
+    "context",
+    "corpus",
+    "correction",
+    "cost",
+    "coverage",
+    "criterion",
+    "curve",
+    "dataset",
+    "decoder",
+    "density",
+    "dependency",
+    "deployment",
+    "depth",
+    "design",
+    "detector",
+    "deviation",
+    "dimension",
+    "distance",
+    "distribution",
+    "document",
+    "domain",
+    "encoder",
+    "energy",
+    "ensemble",
+    "entropy",
+    "error",
+    "estimate",
+    "evaluation",
+    "evidence",
+    "experiment",
+    "factor",
+    "feature",
+    "filter",
+    "fragment",
+    "framework",
+    "frequency",
+    "function",
+    "gradient",
+    "graph",
+    "heuristic",
+    "hierarchy",
+    "hypothesis",
+    "index",
+    "inference",
+    "input",
+    "instance",
+    "interval",
+    "kernel",
+    "label",
+    "latency",
+    "layer",
+    "learner",
+    "length",
+    "likelihood",
+    "limit",
+    "margin",
+    "matrix",
+    "measure",
+    "memory",
+    "method",
+    "metric",
+    "model",
+    "module",
+    "network",
+    "noise",
+    "norm",
+    "objective",
+    "observation",
+    "operator",
+    "optimizer",
+    "order",
+    "output",
+    "overhead",
+    "parameter",
+    "partition",
+    "passage",
+    "pattern",
+    "penalty",
+    "performance",
+    "pipeline",
+    "policy",
+    "pool",
+    "position",
+    "precision",
+    "prediction",
+    "prior",
+    "probability",
+    "procedure",
+    "profile",
+    "projection",
+    "property",
+    "protocol",
+    "quality",
+    "query",
+    "range",
+    "rank",
+    "rate",
+    "ratio",
+    "reader",
+    "recall",
+    "record",
+    "reference",
+    "region",
+    "regularizer",
+    "representation",
+    "resolution",
+    "resource",
+    "response",
+    "result",
+    "revision",
+    "routine",
+    "sample",
+    "scale",
+    "schedule",
+    "score",
+    "segment",
+    "selection",
+    "sequence",
+    "setting",
+    "signal",
+    "similarity",
+    "size",
+    "solution",
+    "source",
+    "span",
+    "specification",
+    "stage",
+    "state",
+    "statistic",
+    "step",
+    "strategy",
+    "structure",
+    "subset",
+    "summary",
+    "support",
+    "surface",
+    "system",
+    "table",
+    "target",
+    "task",
+    "technique",
+    "template",
+    "tensor",
+    "term",
+    "threshold",
+    "token",
+    "trace",
+    "trade-off",
+    "training",
+    "transform",
+    "tree",
+    "trial",
+    "update",
+    "validation",
+    "value",
+    "variance",
+    "vector",
+    "version",
+    "view",
+    "volume",
+    "weight",
+    "window",
+    "workload",
+]
+VERBS = [
+    "improves",
+    "reduces",
+    "controls",
+    "predicts",
+    "shapes",
+    "limits",
+    "balances",
+    "explains",
+    "follows",
+    "exceeds",
+    "matches",
+    "supports",
+    "weakens",
+    "preserves",
+    "separates",
+    "combines",
+    "measures",
+    "tracks",
+    "bounds",
+    "estimates",
+    "stabilises",
+]
+LINKS = [
+    "\nin practice",
+    " for this reason",
+    " in contrast",
+    " as expected",
+    " on the other hand",
+    " in every run",
+    "\nat a fixed budget",
+    " under mild assumptions",
+    " for long inputs",
+    " in the revised setting",
+    "\n",
+]
 LINKS = [link.strip() for link in LINKS if link.strip()]
 
 
@@ -295,6 +493,43 @@ def reorder_appendices(paper: list[Section], w: Writer) -> Truth:
     return identity(paper)
 
 
+def revise(paper: list[Section], w: Writer) -> Truth:
+    """A new version that does many things at once: a section inserted, a paragraph moved,
+    three rewritten by half, two deleted (one between two twins), one split, two merged, one
+    twin deleted, an equation and a caption revised, an equation inserted before the others."""
+    truth = identity(paper)
+    paper.insert(1, Section("background", "Background", [Block("n1", "p", w.paragraph())]))
+    section, i = _find(paper, "p9")
+    block = section.blocks.pop(i)
+    paper[_section(paper, "conclusion")].blocks.insert(1, block)
+    for key in ("p5", "p12", "p19"):
+        section, i = _find(paper, key)
+        sentences = section.blocks[i].text.split(". ")
+        for at in range(1, len(sentences) - 1, 2):
+            sentences[at] = w.sentence().rstrip(".")
+        section.blocks[i].text = ". ".join(sentences)
+    for key in ("p7", "p23", "p26"):
+        section, i = _find(paper, key)
+        section.blocks.pop(i)
+        truth[key] = []
+    section, i = _find(paper, "p16")
+    sentences = section.blocks[i].text.split(". ")
+    section.blocks[i].text = ". ".join(sentences[:2]) + "."
+    section.blocks.insert(i + 1, Block("p16b", "p", ". ".join(sentences[2:])))
+    truth["p16"] = ["p16", "p16b"]
+    section, i = _find(paper, "p1")
+    section.blocks[i].text += " " + section.blocks[i + 1].text
+    section.blocks.pop(i + 1)
+    truth["p2"] = ["p1"]
+    section, i = _find(paper, "eq2")
+    section.blocks[i].text = section.blocks[i].text.replace("}}{", "+1}}{", 1)
+    section, i = _find(paper, "table2")
+    section.blocks[i].text = "Ablation of the anchor and gap stages"
+    method = paper[_section(paper, "method")]
+    method.blocks.insert(0, Block("eqnew", "eq", w.equation(98)))
+    return truth
+
+
 CASES = {
     "insert-section": insert_section,
     "move-paragraph": move_paragraph,
@@ -304,12 +539,13 @@ CASES = {
     "twins": twins,
     "renumber": renumber,
     "reorder-appendices": reorder_appendices,
+    "revise": revise,
 }
 
 
 # -- LaTeX -----------------------------------------------------------------------------------
 
-PREAMBLE = r"""%% Constructed edition "{name}" ({which}): generated by scripts/edition_fixtures.py. CC0.
+PREAMBLE = r"""%% Constructed edition "{name}" ({which}), by scripts/edition_fixtures.py. CC0.
 \documentclass{{article}}
 \usepackage{{amsmath}}
 \usepackage{{booktabs}}

@@ -109,6 +109,8 @@ def _run(args: argparse.Namespace) -> int:
         return _serve(args)
     if command == "mcp":
         return _mcp_stdio()
+    if command == "hash-token":
+        return _hash_tokens()
     operation = _commands()[command]
     given = {
         argument.python_name: _cli_value(argument, getattr(args, argument.python_name))
@@ -250,6 +252,19 @@ def _mcp_stdio() -> int:
     return 0
 
 
+def _hash_tokens() -> int:
+    """`paperanchor hash-token`: the PAPERANCHOR_AUTH_TOKENS_FILE line of each token on stdin."""
+    from paperanchor.api.auth import hash_token
+
+    tokens = [line.strip() for line in sys.stdin.read().splitlines() if line.strip()]
+    if not tokens:
+        print("bad-request: no token on stdin (one a line)", file=sys.stderr)
+        return 1
+    for token in tokens:
+        print(hash_token(token))
+    return 0
+
+
 def _public_url() -> str:
     from paperanchor.settings import get_settings
 
@@ -334,6 +349,14 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
     commands["serve"] = serve
+    commands["hash-token"] = sub.add_parser(
+        "hash-token",
+        help="print the PAPERANCHOR_AUTH_TOKENS_FILE line (SHA-256 hex) of each token on stdin",
+        description="Read bearer tokens from stdin, one a line, and print the line of "
+        "PAPERANCHOR_AUTH_TOKENS_FILE for each: its SHA-256 digest in hex. The file holds only "
+        "digests; the server compares a request's token by its digest, in constant time. "
+        "Example: openssl rand -hex 32 | tee token.txt | paperanchor hash-token >> tokens.sha256",
+    )
     commands["mcp"] = sub.add_parser(
         "mcp", help="serve the MCP tools over stdio (for Claude Desktop, Claude Code)"
     )

@@ -61,6 +61,8 @@ NEAR = 0.72
 # A piece of a split paragraph, or a paragraph merged into another, is contained in the other
 # at this partial similarity (0..100) or more.
 CONTAINED = 92.0
+# The least similarity of the one block left on each side of a section that kept its title.
+ONE_FOR_ONE = 0.55
 # Candidates of one block for near matching: the blocks between its matched neighbours, and
 # those sharing the most of its rare words (a word in more than RARE_DF blocks is no evidence).
 GAP_CANDIDATES = 24
@@ -218,27 +220,47 @@ def align_documents(old: Document, new: Document) -> Alignment:
     """`align` over two trees."""
     budget = _Budget()
     olds, news = block_units(old), block_units(new)
-    matches = _align_units(olds, news, budget)
-    blocks = _pairs(olds, news, matches)
     old_sections, new_sections = section_units(old), section_units(new)
+    matches = _align_units(olds, news, budget, _same_titles(old_sections, new_sections))
+    blocks = _pairs(olds, news, matches)
     section_matches = _align_sections(old_sections, new_sections, olds, news, matches, budget)
     sections = _pairs(old_sections, new_sections, section_matches)
     return Alignment(tuple(blocks), tuple(sections))
 
 
-def _align_units(olds: list[Unit], news: list[Unit], budget: _Budget) -> list[_Match]:
+def _same_titles(olds: list[Unit], news: list[Unit]) -> dict[str, str]:
+    """Old section id -> the new section of the same title, where each edition has one."""
+
+    def unique(units: list[Unit]) -> dict[str, str]:
+        seen: dict[str, str | None] = {}
+        for unit in units:
+            seen[unit.text] = None if unit.text in seen else unit.id
+        return {text: i for text, i in seen.items() if i is not None and text}
+
+    theirs = unique(news)
+    return {i: theirs[text] for text, i in unique(olds).items() if text in theirs}
+
+
+def _align_units(
+    olds: list[Unit], news: list[Unit], budget: _Budget, sections: dict[str, str]
+) -> list[_Match]:
     """Matches of each kind, found within the kind."""
     found: list[_Match] = []
     kinds = dict.fromkeys(unit.kind for unit in (*olds, *news))
     for kind in kinds:
         old_ix = [u.order for u in olds if u.kind == kind]
         new_ix = [u.order for u in news if u.kind == kind]
-        found.extend(_align_kind(olds, news, old_ix, new_ix, budget))
+        found.extend(_align_kind(olds, news, old_ix, new_ix, budget, sections))
     return found
 
 
 def _align_kind(
-    olds: list[Unit], news: list[Unit], old_ix: list[int], new_ix: list[int], budget: _Budget
+    olds: list[Unit],
+    news: list[Unit],
+    old_ix: list[int],
+    new_ix: list[int],
+    budget: _Budget,
+    sections: dict[str, str],
 ) -> list[_Match]:
     new_of: dict[int, _Match] = {}  # old order -> match
     taken: dict[int, int] = {}  # new order -> old order (full matches)
@@ -272,6 +294,9 @@ def _align_kind(
     # 4. containment: split and merged paragraphs
     if budget.left > 0:
         _contained(olds, news, old_ix, new_ix, new_of, taken, budget)
+    # 5. the one block left in a section that kept its title, for the one left in its old self
+    if budget.left > 0:
+        _one_for_one(olds, news, old_ix, new_ix, new_of, taken, budget, sections)
     matches = list(new_of.values())
     _calibrate(matches, olds, news, new_of, old_ix, new_ix)
     extra = _split_pieces(olds, news, new_ix, new_of, taken, budget)
@@ -476,6 +501,36 @@ def _contained(
             continue
         share = min(len(unit.text), len(news[n].text)) / max(len(unit.text), len(news[n].text))
         _take(new_of, taken, _Match(o, n, share, 0.0, contained=merged))
+
+
+def _one_for_one(
+    olds: list[Unit],
+    news: list[Unit],
+    old_ix: list[int],
+    new_ix: list[int],
+    new_of: dict[int, _Match],
+    taken: dict[int, int],
+    budget: _Budget,
+    sections: dict[str, str],
+) -> None:
+    """A section rewritten throughout has no matched neighbours to anchor a near match: when
+    it kept its title and one block of the kind is left unmatched on each side, and their texts
+    are at least ONE_FOR_ONE alike, that is one block revised (the sectionPath selector)."""
+    left_old: dict[str, list[int]] = {}
+    for o in old_ix:
+        if o not in new_of:
+            left_old.setdefault(olds[o].section, []).append(o)
+    left_new: dict[str, list[int]] = {}
+    for n in new_ix:
+        if n not in taken:
+            left_new.setdefault(news[n].section, []).append(n)
+    for section, os_ in left_old.items():
+        ns = left_new.get(sections.get(section, ""), [])
+        if len(os_) != 1 or len(ns) != 1 or budget.left <= 0:
+            continue
+        score = budget.ratio(olds[os_[0]].text, news[ns[0]].text)
+        if score >= ONE_FOR_ONE:
+            _take(new_of, taken, _Match(os_[0], ns[0], score, 0.0))
 
 
 def _split_pieces(

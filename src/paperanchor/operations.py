@@ -21,20 +21,20 @@ from typing import Any, Final, Literal
 
 from paperanchor import service, shapes
 from paperanchor.errors import BadRequest
+from paperanchor.images import MAX_IMAGES, Image
 from paperanchor.paper import Paper
 from paperanchor.service import Door, PaperService, Served
 from paperanchor.tree import Equation, Figure, Paragraph, Table, walk
 
-Kind = Literal["text", "integer", "number", "texts"]
-"""An argument's type: text, a whole number, a number, a list of texts."""
+Kind = Literal["text", "integer", "number", "texts", "boolean"]
+"""An argument's type: text, a whole number, a number, a list of texts, true or false."""
 
 ToolSet = Literal["reader", "all"]
 
 DEFAULT_WAIT_S: Final = 10.0
 """SPEC §4: agents wait for the inferred fields by default (MCP); REST and pages do not"""
 
-# said in every tool's schema (SPEC §7's budget): one example; the CLI's help has them all
-PAPER_HELP: Final = "arXiv id (1706.03762v7), URL or local/<name>"
+PAPER_HELP: Final = "arXiv id or URL (1706.03762v7) or local/<name>"
 ANCHOR_HELP: Final = "id, alias or slug: S3.SS2, S3.2, introduction"
 
 CLI_PAPER_HELP: Final = (
@@ -159,6 +159,10 @@ class Operation:
     command: Command | None = None
     samples: Callable[[Paper], list[dict[str, Any]]] = lambda paper: []
     """arguments the warm-up runs `on_paper` with on its page (warmup.py)"""
+    images: Callable[[Any], tuple[Image, ...]] = lambda value: ()
+    """images the tool sends besides its JSON (MCP image content), from `run`'s answer"""
+    notes: Callable[[Any], tuple[str, ...]] = lambda value: ()
+    """lines the tool sends besides its JSON (why an image is not sent)"""
 
     def check(self, given: Mapping[str, Any], door: Door = "mcp") -> dict[str, Any]:
         """The arguments by Python name, each bounded one in its range (the one check); over
@@ -232,7 +236,7 @@ PAPER = Argument(
 
 # tools/list is paid for on every request (SPEC §7: the seven under 1,500 tokens): the outline
 # says what `since` is, read and references refer to it
-SINCE_HELP: Final = "older edition (v1, ar5iv): changes since"
+SINCE_HELP: Final = "older edition (v1, ar5iv) to compare"
 SINCE = Argument(
     "since",
     "text",
@@ -394,7 +398,21 @@ async def _changes_markdown(svc: PaperService, a: Arguments, door: Door) -> Serv
 
 
 async def _figure(svc: PaperService, a: Arguments, door: Door) -> Served[Any]:
+    if a.get("image"):
+        return await svc.figure_with_images(a["paper"], a["anchor"])
     return await svc.figure(a["paper"], a["anchor"])
+
+
+async def _figure_image(svc: PaperService, a: Arguments, door: Door) -> Served[Image]:
+    return await svc.figure_image(a["paper"], a["anchor"], a["n"])
+
+
+def _figure_json(value: Any) -> Any:
+    return value.figure if isinstance(value, service.Figured) else value
+
+
+def _of_figured(field: str) -> Callable[[Any], tuple[Any, ...]]:
+    return lambda value: getattr(value, field) if isinstance(value, service.Figured) else ()
 
 
 async def _equation(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Equation]:
@@ -488,7 +506,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         "outline",
         "Start here: title, authors, abstract, TL;DR, contributions and the section tree "
-        "(ids, numbers, tokens) of an arXiv paper.",
+        "(ids, numbers, tokens).",
         (
             PAPER,
             Argument(
@@ -596,7 +614,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
             Argument(
                 "from",
                 "text",
-                "edition the anchor is of: vN, arxiv, ar5iv, pdf, a ref",
+                "anchor's edition: vN, arxiv, ar5iv, pdf",
                 blank=True,
                 keyword="edition",
                 cli=CliArgument(
@@ -614,7 +632,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
             Argument(
                 "prefix",
                 "text",
-                "with text: text just before it",
+                "text before it",
                 blank=True,
                 cli=CliArgument(
                     "TEXT", "with --text: the text just before the quote", flag="--prefix"
@@ -624,7 +642,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
             Argument(
                 "suffix",
                 "text",
-                "with text: text just after it",
+                "text after it",
                 blank=True,
                 cli=CliArgument(
                     "TEXT", "with --text: the text just after the quote", flag="--suffix"
@@ -672,10 +690,16 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         "figure",
         "A figure (caption, image URLs, panels) or a table (caption, cells).",
-        (PAPER, anchor("S3.F1, F1, S6.T2, T2", "S3.F1, F1, S6.T2, T2, Figure 3, Table 2")),
+        (
+            PAPER,
+            anchor("S3.F1, F1, S6.T2, T2", "S3.F1, F1, S6.T2, T2, Figure 3, Table 2"),
+            Argument("image", "boolean", f"true: its first {MAX_IMAGES} images too"),
+        ),
         _figure,
-        _same,
+        _figure_json,
         (shapes.Figure, shapes.Table),
+        images=_of_figured("images"),
+        notes=_of_figured("missing"),
         on_paper=lambda paper, a, context: service.figure(paper, a["anchor"]),
         samples=lambda paper: [{"anchor": a} for a in _first_of(paper, (Figure, Table))],
         command=Command(
@@ -825,6 +849,25 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     # two answers only REST gives (SPEC §6): a paper's arXiv record and arXiv's taxonomy
     Operation("metadata", "A paper's arXiv metadata.", (PAPER,), _metadata, _same, tools=None),
     Operation("categories", "arXiv's category taxonomy.", (), _categories, _same, tools=None),
+    Operation(
+        "figure_image",
+        "One image of a figure or a table, as bytes.",
+        (
+            PAPER,
+            anchor("S3.F1, F1", "S3.F1, F1, Figure 3"),
+            Argument(
+                "n",
+                "integer",
+                f"the image's number, 1-{MAX_IMAGES}",
+                required=True,
+                bounds=(1, MAX_IMAGES),
+                rest=Rest(f"the image's number in the figure's `images`, 1-{MAX_IMAGES}"),
+            ),
+        ),
+        _figure_image,
+        _same,
+        tools=None,
+    ),
     # what changed since another edition, whole (SPEC §10): over MCP it is `since` on outline,
     # read and references
     Operation(
@@ -872,7 +915,7 @@ def dumps(value: Any) -> str:
 # -- the REST routes (SPEC §6), in matching order: specific suffixes first ---------------------
 
 Where = Literal["path", "query"]
-Form = Literal["json", "markdown", "bibtex"]
+Form = Literal["json", "markdown", "bibtex", "image"]
 Caching = Literal["paper", "latest", "taxonomy", "local-or-latest", "outline"]
 """How a route's answer is kept (api/rest.py): as its paper's, an hour, a day, an hour unless
 the paper is local, or as an outline (whose metadata may come later)."""
@@ -1055,6 +1098,15 @@ ROUTES: Final[tuple[Route, ...]] = (
         "figure",
         "Float",
         shape=shapes.Figure | shapes.Table,
+    ),
+    Route(
+        "figure_image",
+        "/{paper:path}/figures/{anchor}/{n}",
+        "figure_image",
+        "One image of a figure, as bytes",
+        form="image",
+        doc="The bytes of the figure's `n`th image (from 1, at most 4) as its own site serves\n"
+        "them, with the media type read from its first bytes: PNG, JPEG, GIF, WebP or SVG.",
     ),
     Route(
         "equation",

@@ -67,6 +67,8 @@ T = TypeVar("T")
 RECENT_ANSWERS = 64
 # Alignments a paper keeps with other editions of it: one is a few kB per hundred blocks.
 ALIGNMENTS = 8
+# What one matched pair of an alignment holds: its Pair (~100 bytes) and its two index entries.
+ALIGNED_PAIR_BYTES = 300
 
 
 @dataclass
@@ -251,6 +253,8 @@ class Paper:
         value = make()
         with self._recent_lock:
             self._alignments[key] = value
+            # counted with the renderings, so that the memory of papers weighs it
+            self.rendered_bytes += ALIGNED_PAIR_BYTES * len(getattr(value, "blocks", ()))
             while len(self._alignments) > ALIGNMENTS:
                 self._alignments.popitem(last=False)
         return value

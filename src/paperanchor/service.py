@@ -6,6 +6,7 @@ citations and trends."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import logging
 import sys
@@ -17,10 +18,11 @@ from urllib.parse import quote
 
 from rapidfuzz import fuzz, process, utils
 
-from paperanchor import changes, editions, quotes, refs, selectors, shapes
+from paperanchor import changes, editions, licence, quotes, refs, selectors, shapes
 from paperanchor.anchors import WHOLE_PAPER, Located
 from paperanchor.discovery import bibtex, categories, query, s2
-from paperanchor.errors import BadRequest, NotFound
+from paperanchor.errors import BadRequest, Forbidden, NotFound, PaperAnchorError
+from paperanchor.images import MAX_IMAGES, Image, Images
 
 # Paper lives in paper.py; importable from here too, as it long was
 from paperanchor.paper import LoadedPaper
@@ -88,6 +90,7 @@ class DiscoveryLike(Protocol):
     async def search(self, asked: query.ArxivQuery) -> SearchPage: ...
     async def citations(self, ref: PaperRef, limit: int | str | None = None) -> Citations: ...
     async def trends(self, category: str, days: int | str | None = None) -> Trends: ...
+    async def listing_licence(self, ref: PaperRef) -> str | None: ...
     async def cited_papers(
         self, ref: PaperRef, within: float = ...
     ) -> tuple[s2.CitedPapers | None, bool]: ...
@@ -108,6 +111,16 @@ REFERENCES_S2_WAIT_S = 1.0
 TITLE_MATCH = 90.0
 # Entries matched at most: a real bibliography has hundreds (the corpus's longest 269)
 MATCHED_ENTRIES_MAX = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Figured:
+    """A figure or a table with its images as bytes (`figure` with `image: true`)."""
+
+    figure: shapes.Figure | shapes.Table
+    images: tuple[Image, ...]
+    missing: tuple[str, ...]
+    """why each image that is not in `images` is not"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +147,7 @@ class ReadResult:
 
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,11 +166,22 @@ class Served(Generic[T]):
     pending: bool = False
     """a later answer may hold more: an outline whose arXiv metadata may still come, references
     whose arXiv ids from Semantic Scholar may"""
+    local_file: bool = False
+    """the paper is a file of the local directory, which its owner may edit at any time (even
+    one named by an arXiv id): never an answer that cannot change"""
+
+    def carrying(self, value: U) -> Served[U]:
+        """Another answer about the same paper."""
+        return Served(
+            value, self.asked, self.idv, self.version_confirmed, self.pending, self.local_file
+        )
 
     @property
     def pinned(self) -> bool:
         """Whether the version asked for answered, confirmed: this answer can never change."""
         asked = self.asked
+        if self.local_file:
+            return False
         return asked.version is not None and self.version_confirmed and self.idv == asked.idv
 
 
@@ -167,7 +192,8 @@ def _outlined(view: Paper) -> None:
 
 def _served(value: T, asked: PaperRef, view: Paper, *, pending: bool = False) -> Served[T]:
     meta = view.meta
-    return Served(value, asked, meta.idv, meta.version_confirmed, pending)
+    local = meta.source == "local"
+    return Served(value, asked, meta.idv, meta.version_confirmed, pending, local)
 
 
 def _check_range(name: str, value: float, bounds: tuple[float, float]) -> None:
@@ -497,11 +523,16 @@ def cite_text(
     public_url: str,
     prefix: object = None,
     suffix: object = None,
+    *,
+    reveal: bool = True,
 ) -> shapes.Cite:
     """The paragraph that contains `quote` (SPEC §4, cite by text): exact after normalisation,
     else the best fuzzy match of at least FUZZY_MIN_SCORE, else not-found naming the closest
     (quotes.py, which bounds the cost). `prefix` and `suffix`, the text a stored Cite had
-    before and after the quote, tell apart passages that hold the same quote (SPEC §10)."""
+    before and after the quote, tell apart passages that hold the same quote (SPEC §10). Without
+    `reveal` (a paper whose text a public server may not serve, SPEC §12) no more text than the
+    quote is answered: `text` is the quote as given, and the closest passage is named by its
+    anchor only."""
     wanted = quotes.checked_quote(quote)
     before, after = _context_argument("prefix", prefix), _context_argument("suffix", suffix)
     passages = paper.quotable()
@@ -516,13 +547,18 @@ def cite_text(
         answer["match"] = "exact" if found.match == "exact" else "fuzzy"
         if found.match == "fuzzy":
             answer["score"] = int(found.score)
+        if not reveal:
+            # the quote and where it is; the passage's context is the paper's text
+            answer["text"] = " ".join(str(quote).split())
+            answer["prefix"], answer["suffix"], answer["textFragment"] = "", "", None
         answer["status"] = "same" if found.match == "exact" else "edited"
         answer["confidence"] = confidence
         return answer
     detail = f'No passage of {paper.meta.idv} contains "{shown(str(quote))}"'
     if found is not None:
         unit = passages[found.index][0]
-        detail += f'; the closest is {unit.anchor} (score {int(found.score)}): "{shown(unit.text)}"'
+        detail += f"; the closest is {unit.anchor} (score {int(found.score)})"
+        detail += f': "{shown(unit.text)}"' if reveal else ""
     raise NotFound(detail)
 
 
@@ -687,12 +723,72 @@ class PaperService:
     """
 
     def __init__(
-        self, loader: Loader, public_url: str, discovery: DiscoveryLike | None = None
+        self,
+        loader: Loader,
+        public_url: str,
+        discovery: DiscoveryLike | None = None,
+        images: Images | None = None,
+        *,
+        public: bool = False,
     ) -> None:
-        """The operations over `loader` (papers.Papers); discovery's over `discovery`."""
+        """The operations over `loader` (papers.Papers); discovery's over `discovery`,
+        the figures' image bytes over `images` (images.py); `public`: serve a paper's text only
+        where its licence allows (SPEC §12)."""
         self.loader = loader
         self.public_url = public_url.rstrip("/")
         self.discovery = discovery
+        self.images = images
+        self.public = public
+
+    # -- licences (SPEC §12) --------------------------------------------------------------------
+
+    async def licence(self, view: Paper) -> str | None:
+        """The paper's licence: its page's furniture, else its arXiv listing, else None."""
+        if view.document.license:
+            return view.document.license
+        if self.discovery is None or view.meta.paper.startswith("local/"):
+            return None
+        return await self.discovery.listing_licence(parse_ref(view.meta.idv))
+
+    async def _text_allowed(self, view: Paper) -> tuple[bool, str | None]:
+        """Whether this server may serve the paper's text, and its licence (looked up only in
+        public mode)."""
+        if not self.public:
+            return True, view.document.license
+        found = await self.licence(view)
+        return licence.allows_serving(found), found
+
+    async def _check_text(self, view: Paper, what: str, anchor: str | None = None) -> None:
+        """`forbidden` naming the licence and where to read the paper (the node `anchor` names,
+        by its permalink), when its text may not be served here (SPEC §12)."""
+        allowed, found = await self._text_allowed(view)
+        if allowed:
+            return
+        meta = view.meta
+        named = found or licence.UNKNOWN
+        if meta.paper.startswith("local/"):
+            where = "it is a local document"
+        elif anchor is not None:
+            node_id = (await asyncio.to_thread(view.index.resolve, anchor)).node.id
+            where = f"read it at {permalink(meta, node_id)} (https://arxiv.org/abs/{meta.idv})"
+        else:
+            where = f"read it at https://arxiv.org/abs/{meta.idv}"
+        raise Forbidden(
+            f"{what} of {meta.idv} is not served by this public server: the paper's licence "
+            f"({named}) does not allow redistribution; {where}"
+        )
+
+    async def check_text(self, reference: str, what: str) -> None:
+        """`forbidden` when the text of the paper `reference` names may not be served here
+        (`what` of it: its images, for the local directory's files)."""
+        if self.public:
+            await self._text(parse_ref(reference), what)
+
+    async def _text(self, ref: PaperRef, what: str) -> Paper:
+        """The paper `ref` names, checked to be one whose text may be served here."""
+        view = await self.paper(ref)
+        await self._check_text(view, what)
+        return view
 
     async def paper(
         self,
@@ -761,6 +857,12 @@ class PaperService:
                 answer["metadata"] = await asyncio.wait_for(early, OUTLINE_METADATA_WAIT_S)
             except TimeoutError:
                 log.info("the outline of %s answers before its metadata", ref.idv)
+        if self.public:
+            allowed, answer["license"] = await self._text_allowed(view)
+            if not allowed:
+                # the introduction's sentences are the paper's text; the abstract (and the
+                # TL;DR made of it) is arXiv's metadata, CC0
+                answer["contributions"] = None
         metadata = answer["metadata"]
         if metadata is not None and metadata["latestVersion"] >= 1:
             # SPEC §10: the editions available, from the arXiv API's latest version
@@ -887,7 +989,16 @@ class PaperService:
         # an answer about two editions lasts as long as the shorter-lived: pinned only when the
         # edition `since` is a confirmed version too (ar5iv's one rendering may be redone)
         lasting = old.meta.version_confirmed and old.meta.version is not None
-        return Served(result, ref, new.meta.idv, new.meta.version_confirmed and lasting)
+        local = "local" in (new.meta.source, old.meta.source)
+        confirmed = new.meta.version_confirmed and lasting
+        return Served(result, ref, new.meta.idv, confirmed, local_file=local)
+
+    async def compared_text(self, paper: str, since: str, what: str) -> Served[changes.Comparison]:
+        """`compared`, for an answer that shows the paper's text: refused in public mode where
+        the licence does not allow serving it (SPEC §12)."""
+        compared = await self.compared(paper, since)
+        await self._check_text(await self.paper(compared.asked), what)
+        return compared
 
     async def outline_since(self, paper: str, since: str) -> Served[shapes.Outline]:
         """The outline with each section's change since the edition `since`, and `changes`."""
@@ -904,27 +1015,25 @@ class PaperService:
         door: Door = "rest",
     ) -> Served[ReadResult]:
         """A node's changes since the edition `since` as CriticMarkup (SPEC §10)."""
-        compared = await self.compared(paper, since)
+        compared = await self.compared_text(paper, since, "The changes of its text")
         result = await asyncio.to_thread(read_since, compared.value, anchor, max_tokens, door)
-        return Served(result, compared.asked, compared.idv, compared.version_confirmed)
+        return compared.carrying(result)
 
     async def references_since(self, paper: str, since: str) -> Served[shapes.ReferenceAnswer]:
         """The bibliography entries added and removed since the edition `since`."""
         compared = await self.compared(paper, since)
-        answer = changes.references_shape(compared.value)
-        return Served(answer, compared.asked, compared.idv, compared.version_confirmed)
+        return compared.carrying(changes.references_shape(compared.value))
 
     async def changes(self, paper: str, since: str) -> Served[shapes.Changes]:
         """`Changes` with every section's change (GET /{paper}/changes/{since}.json)."""
         compared = await self.compared(paper, since)
-        answer = changes.changes_shape(compared.value, per_section=True)
-        return Served(answer, compared.asked, compared.idv, compared.version_confirmed)
+        return compared.carrying(changes.changes_shape(compared.value, per_section=True))
 
     async def changes_markdown(self, paper: str, since: str) -> Served[str]:
         """The whole paper's changes as CriticMarkup (GET /{paper}/changes/{since}.md)."""
-        compared = await self.compared(paper, since)
+        compared = await self.compared_text(paper, since, "The changes of its text")
         text = await asyncio.to_thread(changes.whole_markdown, compared.value)
-        return Served(text, compared.asked, compared.idv, compared.version_confirmed)
+        return compared.carrying(text)
 
     async def on_paper(self, paper: str, pure: Callable[[Paper], T]) -> Served[T]:
         """Any operation on one paper: the paper loaded, `pure` run on it in a worker thread."""
@@ -933,9 +1042,10 @@ class PaperService:
         return _served(await asyncio.to_thread(pure, view), ref, view)
 
     async def view(self, paper: str) -> Served[Paper]:
-        """The paper's view itself (anchor index, renderings), for an adapter that draws it."""
+        """The paper's view itself (anchor index, renderings), for an adapter that draws its
+        text (a section's page)."""
         ref = parse_ref(paper)
-        view = await self.paper(ref)
+        view = await self._text(ref, "The text")
         return _served(view, ref, view)
 
     async def read(
@@ -943,7 +1053,7 @@ class PaperService:
     ) -> Served[ReadResult]:
         """A node's Markdown (SPEC §4 read); the whole paper for no anchor."""
         ref = parse_ref(paper)
-        view = await self.paper(ref)
+        view = await self._text(ref, "The text")
         if view.rendered(anchor):
             return _served(read(view, anchor, max_tokens, door), ref, view)
         result = await asyncio.to_thread(read, view, anchor, max_tokens, door)
@@ -953,6 +1063,8 @@ class PaperService:
         """A node's exact text and the URLs to quote it by (SPEC §4 cite)."""
         ref = parse_ref(paper)
         view = await self.paper(ref)
+        # refused with the node's permalink: where to quote it from
+        await self._check_text(view, f"The text of {shown(anchor)}", anchor)
         return _served(await asyncio.to_thread(cite, view, anchor, self.public_url), ref, view)
 
     async def cite_text(
@@ -965,14 +1077,22 @@ class PaperService:
         _context_argument("suffix", suffix)
         ref = parse_ref(paper)
         view = await self.paper(ref)
-        found = await asyncio.to_thread(cite_text, view, text, self.public_url, prefix, suffix)
+        reveal, _ = await self._text_allowed(view)
+        found = await asyncio.to_thread(
+            functools.partial(cite_text, reveal=reveal), view, text, self.public_url, prefix, suffix
+        )
         return _served(found, ref, view)
 
     async def reanchor(self, paper: str, anchor: str, since: str) -> Served[shapes.Cite]:
         """The node `anchor` of the edition `since`, found in `paper` (SPEC §10)."""
         view, old, alignment, ref = await self.aligned(paper, since)
+        await self._check_text(view, f"The text of {shown(anchor)} of {since}")
         answer = await asyncio.to_thread(reanchor, view, old, alignment, anchor, self.public_url)
-        return _served(answer, ref, view)
+        # the answer is as lasting as the less lasting of the two editions (REST's caching)
+        lasting = old.meta.version is not None and old.meta.version_confirmed
+        meta = view.meta
+        local = "local" in (meta.source, old.meta.source)
+        return Served(answer, ref, meta.idv, meta.version_confirmed and lasting, local_file=local)
 
     async def references(self, paper: str) -> Served[shapes.References]:
         """The paper's bibliography, parsed, with the arXiv ids S2 knows for entries without."""
@@ -1014,21 +1134,52 @@ class PaperService:
                 "idv": whole.value["idv"],
                 "references": whole.value["references"],
             }
-            return Served(answer, whole.asked, whole.idv, whole.version_confirmed)
+            return whole.carrying(answer)
         one = await self.reference(paper, reference_id)
         answer = {"idv": one.idv, "reference": one.value}
-        return Served(answer, one.asked, one.idv, one.version_confirmed)
+        return one.carrying(answer)
 
     async def figure(self, paper: str, anchor: str) -> Served[shapes.Figure | shapes.Table]:
         """A figure or a table (SPEC §4 figure)."""
         ref = parse_ref(paper)
-        view = await self.paper(ref)
+        view = await self._text(ref, f"The caption of {shown(anchor)}")
         return _served(await asyncio.to_thread(figure, view, anchor), ref, view)
+
+    async def figure_with_images(self, paper: str, anchor: str) -> Served[Figured]:
+        """A figure or a table with its first MAX_IMAGES images as bytes (SPEC §11); an image
+        that cannot be had is said in `missing` instead."""
+        found = await self.figure(paper, anchor)
+        view = await self.paper(found.asked)
+        images: list[Image] = []
+        missing: list[str] = []
+        for number, url in enumerate(found.value["images"][:MAX_IMAGES], start=1):
+            try:
+                images.append(await self._images().image(view.meta, url, f"image {number}"))
+            except PaperAnchorError as exc:
+                missing.append(f"image {number} is not included: {exc.wire_text()}")
+        answer = Figured(found.value, tuple(images), tuple(missing))
+        return Served(answer, found.asked, found.idv, found.version_confirmed)
+
+    async def figure_image(self, paper: str, anchor: str, number: int) -> Served[Image]:
+        """The `number`th image of a figure or a table (from 1), as bytes (SPEC §11)."""
+        found = await self.figure(paper, anchor)
+        urls = found.value["images"]
+        if not 1 <= number <= len(urls):
+            has = f"has {len(urls)} image{'s' if len(urls) != 1 else ''}"
+            raise NotFound(f"{found.value['id']} of {found.idv} {has}, no image {number}")
+        view = await self.paper(found.asked)
+        image = await self._images().image(view.meta, urls[number - 1], f"image {number}")
+        return Served(image, found.asked, found.idv, found.version_confirmed)
+
+    def _images(self) -> Images:
+        if self.images is None:
+            raise NotFound("Figures' images are not served here")
+        return self.images
 
     async def equation(self, paper: str, anchor: str) -> Served[shapes.Equation]:
         """An equation or a group of them (SPEC §4 equation)."""
         ref = parse_ref(paper)
-        view = await self.paper(ref)
+        view = await self._text(ref, f"The equation {shown(anchor)}")
         return _served(await asyncio.to_thread(equation, view, anchor), ref, view)
 
     async def search_paper(
@@ -1036,5 +1187,5 @@ class PaperService:
     ) -> Served[list[shapes.SearchHit]]:
         """Paragraphs of the paper holding the query's words (SPEC §4 search_paper)."""
         ref = parse_ref(paper)
-        view = await self.paper(ref)
+        view = await self._text(ref, "Search snippets")
         return _served(await asyncio.to_thread(search_paper, view, query, limit), ref, view)

@@ -29,6 +29,8 @@ ErrorCode = Literal[
     "rate-limited",
     "upstream-error",
     "unavailable",
+    "forbidden",
+    "unauthorized",
     "internal",
 ]
 

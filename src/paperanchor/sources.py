@@ -591,6 +591,8 @@ def local_files(directory: Path, limit: int = LISTED_LOCAL_FILES) -> tuple[list[
     except OSError:
         return [], 0
     pages = {_page_stem(name) for name in names if not name.endswith(".pdf")}
+    unlisted = _unlisted(directory)
+    names = [name for name in names if name not in unlisted]
     found: list[LocalFile] = []
     skipped = 0
     for name in names:
@@ -638,4 +640,26 @@ def _local_title(path: Path) -> str | None:
     end = lowered.find(b"</title", opened, opened + 1 + _TITLE_CHARS)
     raw = head[opened + 1 : end if end >= 0 else opened + 1 + _TITLE_CHARS]
     title = " ".join(unescape(raw.decode("utf-8", "replace")).split())
+    # ar5iv's and arXiv's listings' <title> opens with the id: `[1808.08002] Polynomial …`
+    title = _ID_PREFIX.sub("", title)
     return title[:300] or None
+
+
+_ID_PREFIX = re.compile(
+    r"^\[(?:\d{4}\.\d{4,5}|[a-z]+(?:-[a-z]+)*(?:\.[A-Z]{2})?/\d{7})(?:v\d{1,4})?\]\s+", re.ASCII
+)
+# A file of the local directory that names pages to leave off the landing page, one file name a
+# line (`#` starts a comment): test fixtures and drafts open by reference, not as samples.
+UNLISTED = ".unlisted"
+_UNLISTED_BYTES = 64 * 1024
+
+
+def _unlisted(directory: Path) -> frozenset[str]:
+    """The file names the directory's UNLISTED file names (none when it has none)."""
+    try:
+        with (directory / UNLISTED).open("rb") as stream:
+            raw = stream.read(_UNLISTED_BYTES)
+    except OSError:
+        return frozenset()
+    lines = raw.decode("utf-8", "replace").splitlines()
+    return frozenset(name for line in lines if (name := line.split("#", 1)[0].strip()))

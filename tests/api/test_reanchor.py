@@ -6,6 +6,7 @@ The editions are the constructed pairs of fixtures/editions, served as local doc
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from tests.api.conftest import settings_for
 from tests.api.live import LiveServer, live_server
 from tests.api.test_mcp import call
 from tests.conftest import FIXTURES, ROOT
+from tests.replay import page
 
 EDITIONS = FIXTURES / "editions" / "html"
 
@@ -177,3 +179,21 @@ def test_an_edition_of_another_paper_is_a_bad_request(client: httpx.Client) -> N
     response = client.get("/local/twins-new/cite/S5.p3.json?from=1706.03762v1")
     assert response.status_code == 400
     assert "another paper" in response.json()["error"]["detail"]
+
+
+def test_a_paragraph_of_ar5iv_is_found_in_the_arxiv_rendering_cached_as_long_as_both_last(
+    client: httpx.Client, replay: Any
+) -> None:
+    pairs = Path(os.environ.get("PAPERANCHOR_CORPUS", ROOT.parent / "shared" / "corpus")) / "pairs"
+    replay.script("/html/2401.10225v1", page((pairs / "2401.10225v1.arxiv.html").read_bytes()))
+    replay.script("/ar5iv/html/2401.10225", page((pairs / "2401.10225.ar5iv.html").read_bytes()))
+    moved = client.get("/2401.10225v1/cite/S6.SS6.p2.json?from=ar5iv")
+    assert moved.status_code == 200, moved.text
+    answer = moved.json()
+    assert answer["anchor"] == "S6.SS6.p3" and answer["status"] == "moved"
+    assert answer["permalink"] == "https://arxiv.org/html/2401.10225v1#S6.SS6.p3"
+    assert answer["textFragment"].startswith(answer["permalink"] + ":~:text=")
+    # ar5iv's rendering may change: the answer is not kept as immutable, a plain cite is
+    assert "immutable" not in moved.headers["cache-control"]
+    plain = client.get("/2401.10225v1/cite/S6.SS6.p3.json")
+    assert "immutable" in plain.headers["cache-control"]

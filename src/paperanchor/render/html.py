@@ -423,17 +423,50 @@ def _float(node: Figure | Table, page: _Page, *, panel: bool = False) -> str:
     return f'<figure class="{kind}" id="{escape(node.id)}">{"".join(parts)}{caption}</figure>'
 
 
+def _spanned(
+    table: Table, width: int
+) -> tuple[dict[tuple[int, int], tuple[int, int]], set[tuple[int, int]]]:
+    """The spanning cells a page draws once: (row, column) -> (rows, columns) where each starts,
+    and the positions they cover besides. The tree repeats such a cell in every position (SPEC
+    §5); a reader's page spans it, as the paper does. A span stays inside its row group (the
+    header or the body, as HTML's rowspan does), and one that overlaps another is left repeated."""
+    origins: dict[tuple[int, int], tuple[int, int]] = {}
+    covered: set[tuple[int, int]] = set()
+    total = len(table.markdown_rows)
+    for span in table.spans:
+        end = table.header_rows if span.row < table.header_rows else total
+        rows, cols = min(span.rows, end - span.row), min(span.cols, width - span.col)
+        if rows < 1 or cols < 1:
+            continue
+        area = {(span.row + dr, span.col + dc) for dr in range(rows) for dc in range(cols)}
+        if area & covered or not area.isdisjoint(origins):
+            continue
+        origins[(span.row, span.col)] = (rows, cols)
+        covered |= area - {(span.row, span.col)}
+    return origins, covered
+
+
 def _grid(table: Table, page: _Page) -> str:
     rows = table.markdown_rows
     width = max(len(row) for row in rows)
+    origins, covered = _spanned(table, width)
     head: list[str] = []
     body: list[str] = []
     for position, row in enumerate(rows):
         if page.full():
             break
         cell = "th" if position < table.header_rows else "td"
-        cells = [f"<{cell}>{page.inline(text)}</{cell}>" for text in row]
-        cells.extend(f"<{cell}></{cell}>" for _ in range(width - len(row)))
+        cells: list[str] = []
+        for column in range(width):
+            if (position, column) in covered:
+                continue  # drawn by the spanning cell that reaches here
+            shown = page.inline(row[column]) if column < len(row) else ""
+            span = origins.get((position, column))
+            attributes = ""
+            if span is not None:
+                attributes += f' rowspan="{span[0]}"' if span[0] > 1 else ""
+                attributes += f' colspan="{span[1]}"' if span[1] > 1 else ""
+            cells.append(f"<{cell}{attributes}>{shown}</{cell}>")
         (head if position < table.header_rows else body).append(f"<tr>{''.join(cells)}</tr>")
     thead = f"<thead>{''.join(head)}</thead>" if head else ""
     return f'<div class="scroll"><table>{thead}<tbody>{"".join(body)}</tbody></table></div>'
