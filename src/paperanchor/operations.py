@@ -248,7 +248,8 @@ SINCE = Argument(
 )
 """`since` (SPEC §10): in the query of the outline, read and references routes, in the path
 of the changes routes"""
-SINCE_AS_IN_OUTLINE = Argument("since", "text", "as in outline", rest=SINCE.rest)
+SINCE_AS_IN_OUTLINE = Argument("since", "text", "", rest=SINCE.rest)
+"""`since` where the outline's schema has said what it is: no description of its own"""
 SINCE_REQUIRED = Argument("since", "text", SINCE_HELP, required=True, rest=SINCE.rest)
 
 

@@ -145,7 +145,7 @@ async def _call_shape(ctx: ServerRequestContext[Any, Any], call_next: CallNext) 
 
 def _parameter(argument: operations.Argument) -> inspect.Parameter:
     """An argument of the table as a parameter the SDK reads a schema and a validator from."""
-    described = Field(description=argument.help)
+    described = Field(description=argument.help or None)  # none said: none sent
     annotation: Any
     default: Any
     if argument.blank:
