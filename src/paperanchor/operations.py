@@ -34,7 +34,7 @@ ToolSet = Literal["reader", "all"]
 DEFAULT_WAIT_S: Final = 10.0
 """SPEC §4: agents wait for the inferred fields by default (MCP); REST and pages do not"""
 
-PAPER_HELP: Final = "arXiv id or URL (1706.03762, hep-th/9901001v2) or local/<name>"
+PAPER_HELP: Final = "arXiv id or URL (1706.03762v7) or local/<name>"
 ANCHOR_HELP: Final = "id, alias or slug: S3.SS2, S3.2, introduction"
 
 CLI_PAPER_HELP: Final = (
@@ -234,6 +234,23 @@ PAPER = Argument(
     rest=REST_PAPER,
 )
 
+# tools/list is paid for on every request (SPEC §7: the seven under 1,500 tokens): the outline
+# says what `since` is, read and references refer to it
+SINCE_HELP: Final = "older edition (v1, ar5iv) to compare"
+SINCE = Argument(
+    "since",
+    "text",
+    SINCE_HELP,
+    rest=Rest(
+        "an older edition of the paper: vN, arxiv, ar5iv, pdf or a reference of the same paper "
+        "(SPEC §10)"
+    ),
+)
+"""`since` (SPEC §10): in the query of the outline, read and references routes, in the path
+of the changes routes"""
+SINCE_AS_IN_OUTLINE = Argument("since", "text", "as in outline", rest=SINCE.rest)
+SINCE_REQUIRED = Argument("since", "text", SINCE_HELP, required=True, rest=SINCE.rest)
+
 
 def anchor(help: str, cli_help: str) -> Argument:
     """A required anchor argument."""
@@ -277,11 +294,15 @@ def outline_text(result: shapes.Outline, _arguments: Arguments) -> tuple[str, st
 
 
 def cite_text(result: shapes.Cite, _arguments: Arguments) -> tuple[str, str]:
-    """A node's text, then where to quote it from."""
+    """A node's text, then where to quote it from (and, re-anchored, where it came from)."""
     match = f", {result['match']} match" if "match" in result else ""
     score = f" {result['score']}" if "score" in result else ""
     where = result["permalink"] or result["url"]
     tail = f"\n— {where} ({result['anchor']}{match}{score}; hash {result['hash']})\n"
+    if "status" in result:
+        was = result.get("was")
+        came = f" from {was['anchor']} of {was['idv']}" if was else ""
+        tail += f"  {result['status']}{came}, confidence {result.get('confidence')}\n"
     return result["text"] + "\n" + tail, ""
 
 
@@ -327,29 +348,52 @@ def read_text(result: service.ReadResult, _arguments: Arguments) -> tuple[str, s
 
 
 async def _outline(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Outline]:
+    if a.get("since"):
+        return await svc.outline_since(a["paper"], a["since"])
     return await svc.outline(a["paper"])
 
 
 async def _read(svc: PaperService, a: Arguments, door: Door) -> Served[service.ReadResult]:
+    if a.get("since"):
+        return await svc.read_since(
+            a["paper"], a.get("anchor"), a["since"], a.get("maxTokens"), door=door
+        )
     return await svc.read(a["paper"], a.get("anchor"), a.get("maxTokens"), door=door)
 
 
 async def _cite(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Cite]:
+    """cite by anchor, by anchor from another edition, or by text (SPEC §4, §10)."""
     if a.get("text") is not None:
-        return await svc.cite_text(a["paper"], a["text"])
+        if a.get("edition"):
+            raise BadRequest("from goes with an anchor: a quote is found in the paper itself")
+        return await svc.cite_text(a["paper"], a["text"], a.get("prefix"), a.get("suffix"))
+    if a.get("edition"):
+        return await svc.reanchor(a["paper"], a["anchor"], a["edition"])
     return await svc.cite(a["paper"], a["anchor"])
 
 
 def _cite_on(paper: Paper, a: Arguments, context: Context) -> shapes.Cite:
     if a.get("text") is not None:
-        return service.cite_text(paper, a["text"], context.public_url)
+        return service.cite_text(
+            paper, a["text"], context.public_url, a.get("prefix"), a.get("suffix")
+        )
     return service.cite(paper, a["anchor"], context.public_url)
 
 
 async def _references(
     svc: PaperService, a: Arguments, door: Door
 ) -> Served[shapes.ReferenceAnswer]:
+    if a.get("since"):
+        return await svc.references_since(a["paper"], a["since"])
     return await svc.reference_answer(a["paper"], a.get("id") or None)
+
+
+async def _changes(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Changes]:
+    return await svc.changes(a["paper"], a["since"])
+
+
+async def _changes_markdown(svc: PaperService, a: Arguments, door: Door) -> Served[str]:
+    return await svc.changes_markdown(a["paper"], a["since"])
 
 
 async def _figure(svc: PaperService, a: Arguments, door: Door) -> Served[Any]:
@@ -461,7 +505,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         "outline",
         "Start here: title, authors, abstract, TL;DR, contributions and the section tree "
-        "(ids, numbers, tokens) of an arXiv paper.",
+        "(ids, numbers, tokens).",
         (
             PAPER,
             Argument(
@@ -472,6 +516,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 default=DEFAULT_WAIT_S,
                 unit="seconds",
             ),
+            SINCE,
         ),
         _outline,
         _same,
@@ -518,6 +563,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                     absent=service.WHOLE_NODE,
                 ),
             ),
+            SINCE_AS_IN_OUTLINE,
         ),
         _read,
         None,
@@ -564,6 +610,44 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                     required=True,
                 ),
             ),
+            Argument(
+                "from",
+                "text",
+                "anchor's edition: vN, arxiv, ar5iv, pdf",
+                blank=True,
+                keyword="edition",
+                cli=CliArgument(
+                    "EDITION",
+                    "ANCHOR names a node of this edition of the paper (vN, arxiv, ar5iv, pdf, "
+                    "another reference of the paper, a file): find it in PAPER",
+                    flag="--from",
+                ),
+                rest=Rest(
+                    "the edition the anchor names a node of (vN, arxiv, ar5iv, pdf, a reference)",
+                    name="edition",
+                    alias="from",
+                ),
+            ),
+            Argument(
+                "prefix",
+                "text",
+                "text before it",
+                blank=True,
+                cli=CliArgument(
+                    "TEXT", "with --text: the text just before the quote", flag="--prefix"
+                ),
+                rest=Rest("the text just before the quote (a stored Cite's prefix)"),
+            ),
+            Argument(
+                "suffix",
+                "text",
+                "text after it",
+                blank=True,
+                cli=CliArgument(
+                    "TEXT", "with --text: the text just after the quote", flag="--suffix"
+                ),
+                rest=Rest("the text just after the quote (a stored Cite's suffix)"),
+            ),
         ),
         _cite,
         _same,
@@ -591,6 +675,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 cli=CliArgument("ID", "bib.bib12, 12 or [12]; omit for all entries", nargs="?"),
                 rest=Rest("bib.bib12, 12 or [12]", name="reference_id"),
             ),
+            SINCE_AS_IN_OUTLINE,
         ),
         _references,
         _same,
@@ -782,6 +867,24 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
         _same,
         tools=None,
     ),
+    # what changed since another edition, whole (SPEC §10): over MCP it is `since` on outline,
+    # read and references
+    Operation(
+        "changes",
+        "What changed since another edition: Changes with every section's change.",
+        (PAPER, SINCE_REQUIRED),
+        _changes,
+        _same,
+        tools=None,
+    ),
+    Operation(
+        "changes_markdown",
+        "What changed since another edition, as CriticMarkup.",
+        (PAPER, SINCE_REQUIRED),
+        _changes_markdown,
+        None,
+        tools=None,
+    ),
 )
 """Every operation, in the order the tools are listed and the subcommands offered."""
 
@@ -917,6 +1020,24 @@ ROUTES: Final[tuple[Route, ...]] = (
         caching="outline",
     ),
     Route(
+        "changes",
+        "/{paper:path}/changes/{since:path}.json",
+        "changes_json",
+        "What changed since another edition",
+        shape=shapes.Changes,
+        doc="`Changes` (SPEC §10): counts of sections, paragraphs, equations, tables, figures and\n"
+        "references per kind of change, the numbers that changed, and every section's change.",
+    ),
+    Route(
+        "changes_markdown",
+        "/{paper:path}/changes/{since:path}.md",
+        "changes_markdown",
+        "What changed since another edition, as CriticMarkup",
+        form="markdown",
+        doc="The numbers that changed, the counts, then each changed section's changed blocks\n"
+        "in CriticMarkup (`{++…++}`, `{--…--}`, `{~~old~>new~~}`).",
+    ),
+    Route(
         "read",
         "/{paper:path}/sections/{anchor}.md",
         "section_markdown",
@@ -937,18 +1058,21 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/cite.json",
         "cite_text",
         "Verify a quote",
-        leaves=("anchor",),
+        leaves=("anchor", "from"),
         shape=shapes.Cite,
         doc="The paragraph that contains the quote: exact, else fuzzy (score 90 or more), else\n"
-        "not-found naming the closest passage (SPEC §4, cite by text).",
+        "not-found naming the closest passage (SPEC §4, cite by text); prefix and suffix tell\n"
+        "apart passages that hold the same quote (SPEC §10).",
     ),
     Route(
         "cite",
         "/{paper:path}/cite/{anchor}.json",
         "cite",
         "Quote a node",
-        leaves=("text",),
+        leaves=("text", "prefix", "suffix"),
         shape=shapes.Cite,
+        doc="A node's exact text; with `from`, the node of that edition found in this one, with\n"
+        "status, confidence and was, or not-found naming the closest passage (SPEC §10).",
     ),
     Route(
         "references",
@@ -956,13 +1080,14 @@ ROUTES: Final[tuple[Route, ...]] = (
         "references",
         "Bibliography",
         leaves=("id",),
-        shape=shapes.References,
+        shape=shapes.References | shapes.ReferenceAnswer,
     ),
     Route(
         "references",
         "/{paper:path}/references/{reference_id}.json",
         "reference",
         "One bibliography entry and where it is cited",
+        leaves=("since",),
         shape=shapes.Reference,
         body=lambda answer: answer["reference"],
     ),

@@ -85,7 +85,7 @@ class Runtime:
             else Discovery(settings, upstream=upstream, store=store)
         )
         images = Images(settings, upstream, store, settings.public_base)
-        service = PaperService(papers, settings.public_base, finder, images)
+        service = PaperService(papers, settings.public_base, finder, images, public=settings.public)
         return cls(settings, link, store, coordination, upstream, found_at, papers, finder, service)
 
     async def __aenter__(self) -> Runtime:

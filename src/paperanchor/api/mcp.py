@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import version
 from typing import Annotated, Any, NamedTuple
 
+from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -101,9 +103,15 @@ Kinds: dict[str, Any] = {
 }
 
 
-def build_server(service: PaperService, *, tools: ToolSet = "reader") -> ToolServer:
+def build_server(
+    service: PaperService,
+    *,
+    tools: ToolSet = "reader",
+    auth: tuple[AuthSettings, TokenVerifier] | None = None,
+) -> ToolServer:
     """The tools of `tools` over `service`, one for each operation of the table that lists it:
-    `reader` the seven reading tools, `all` the four discovery tools too."""
+    `reader` the seven reading tools, `all` the four discovery tools too; `auth`, the SDK's
+    bearer-token guard of its HTTP route (api/auth.py)."""
     listed = [_tool(operation, service) for operation in operations.listed(tools)]
     return ToolServer(
         "paperanchor",
@@ -113,6 +121,8 @@ def build_server(service: PaperService, *, tools: ToolSet = "reader") -> ToolSer
         tools=listed,
         log_level="WARNING",
         middleware=[_call_shape],
+        auth=auth[0] if auth is not None else None,
+        token_verifier=auth[1] if auth is not None else None,
     )
 
 

@@ -25,7 +25,7 @@ from pydantic import TypeAdapter
 from paperanchor import operations
 from paperanchor.api import models
 from paperanchor.api.files import read_image
-from paperanchor.errors import NotFound, PaperAnchorError
+from paperanchor.errors import Forbidden, NotFound, PaperAnchorError
 from paperanchor.refs import parse_ref, shown
 from paperanchor.service import WAIT_RANGE, WHOLE_NODE, PaperService, Served
 from paperanchor.store import NoStore
@@ -70,6 +70,8 @@ def error_responses(*media_types: str) -> dict[int | str, dict[str, Any]]:
     """The error answers of a route whose errors come in `media_types`, for /openapi.json."""
     statuses = {
         400: "bad-request: not a paper reference, an argument out of range",
+        401: "unauthorized: a bearer token is required (PAPERANCHOR_AUTH_TOKENS_FILE)",
+        403: "forbidden: public mode, the paper's licence does not allow serving its text",
         404: "not-found: unknown paper, no HTML rendering, unknown anchor or reference",
         413: "too-large: the page exceeds PAPERANCHOR_MAX_HTML_MB",
         429: "rate-limited: too many requests from this client; see Retry-After",
@@ -212,9 +214,29 @@ async def local_file(request: Request, path: str) -> Response:
     unsafe = any(part in ("", ".", "..") or "\\" in part or "\0" in part for part in parts)
     if settings.local_dir is None or media_type is None or unsafe:
         raise NotFound(f"No image {shown(path)} in the local directory")
+    if settings.public:
+        # a figure is the paper's as much as its text: served where the paper's licence allows
+        await service(request).check_text(_image_paper(parts, path), f"The image {shown(path)}")
     # regular files inside the folder only, links resolved, size-capped (api/files.py)
     body = await asyncio.to_thread(read_image, pathlib.Path(settings.local_dir), parts, shown(path))
     return Response(body, media_type=media_type, headers={"Cache-Control": "public, max-age=3600"})
+
+
+def _image_paper(parts: list[str], path: str) -> str:
+    """The paper an image of the local directory belongs to: the page its folder is named
+    after, as LaTeXML lays them out (`full/fig-1.png` is `full.html`'s, `2402.08939v1/x1.png`
+    the arXiv paper's); an image in no page's folder belongs to no paper a licence is known of."""
+    if len(parts) < 2:
+        raise Forbidden(
+            f"The image {shown(path)} is not in a page's folder: this public server serves "
+            "the images of a paper whose licence allows it"
+        )
+    stem = parts[0]
+    try:
+        ref = parse_ref(stem.replace("_", "/"))
+    except PaperAnchorError:
+        return f"local/{stem}"
+    return ref.idv if not ref.is_local else f"local/{stem}"
 
 
 # -- the operations' routes, generated from their table (operations.ROUTES) -----------------
@@ -271,7 +293,7 @@ def _endpoint(
             if (value := given[argument.rest_name]) is not None
         }
         if route.caching == "outline":
-            return await outline_answer(request, arguments["paper"])
+            return await outline_answer(request, arguments["paper"], since=arguments.get("since"))
         checked = operation.check(arguments, "rest")
         for argument, _where in taken:
             absent = argument.rest.absent if argument.rest is not None else None
@@ -325,10 +347,16 @@ def routes() -> APIRouter:
 # -- shared by the routes and the HTML page --------------------------------------------------
 
 
-async def outline_answer(request: Request, paper: str, *, vary_accept: bool = False) -> Response:
-    """The outline as JSON, honouring `Prefer: wait=N` (RFC 7240)."""
+async def outline_answer(
+    request: Request, paper: str, *, vary_accept: bool = False, since: str | None = None
+) -> Response:
+    """The outline as JSON, honouring `Prefer: wait=N` (RFC 7240); with `since`, marked with
+    what changed since that edition (SPEC §10)."""
     wait = prefer_wait(request.headers.getlist("prefer"))
-    outline = await service(request).outline(paper)
+    if since:
+        outline = await service(request).outline_since(paper, since)
+    else:
+        outline = await service(request).outline(paper)
     applied = {"Preference-Applied": f"wait={wait:g}"} if wait is not None else {}
     return answer(
         request,
@@ -409,8 +437,9 @@ def etagged(
 
 def cache_control(served: Served[Any]) -> str:
     """SPEC §6: immutable for a version that was asked for and confirmed, an hour otherwise;
-    revalidated when a later answer may hold more (references whose S2 ids may still come)."""
-    if served.asked.is_local or served.pending:
+    revalidated when a later answer may hold more (references whose S2 ids may still come), and
+    for a file of the local directory (its ETag is of the bytes sent)."""
+    if served.asked.is_local or served.pending or served.local_file:
         return REVALIDATE
     return IMMUTABLE if served.pinned else LATEST
 
@@ -443,7 +472,9 @@ def wire_form(path: str, accept: str | None) -> str:
         return "json"
     if path.startswith("/files/") or _FIGURE_IMAGE.search(path):
         return "json"  # an image route: a program asked, not a person
-    return "json" if prefers_json(accept) else "html"
+    if prefers_json(accept):
+        return "json"
+    return "markdown" if prefers_markdown(accept) else "html"
 
 
 def error_response(error: PaperAnchorError, form: str) -> Response:
@@ -465,6 +496,13 @@ def prefers_json(accept: str | None) -> bool:
     if not accept:
         return False
     return _quality(accept, "application/json") > _quality(accept, "text/html")
+
+
+def prefers_markdown(accept: str | None) -> bool:
+    """Whether `Accept` ranks text/markdown above text/html (an agent's fetch of a page)."""
+    if not accept:
+        return False
+    return _quality(accept, "text/markdown") > _quality(accept, "text/html")
 
 
 def _quality(accept: str, media_type: str) -> float:

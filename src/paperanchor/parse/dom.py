@@ -137,6 +137,8 @@ def text_of(el: HtmlElement, limit: int = 1 << 20) -> str:
 
     Iterative, so a hostile page's nesting costs no recursion.
     """
+    if len(el) == 0 and limit > 0 and type(el.tag) is str:
+        return squash(el.text or "")[:limit].strip()  # the walk's result for text alone
     out: list[str] = []
     size = 0
     stack: list[tuple[HtmlElement, bool]] = [(el, True)]
