@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 export PAPERANCHOR_CORPUS ?= $(abspath ../shared/corpus)
 
-.PHONY: run test tools lint fixtures golden install soak soak-hypothesis soak-atheris soak-reliability bench
+.PHONY: run test tools lint fixtures golden install soak soak-hypothesis soak-atheris soak-reliability bench bench-anchors bench-changes edition-fixtures
 
 # What serving needs (make run), then the dev extras too (tests, lint): one stamp each.
 $(VENV)/.serve: pyproject.toml
@@ -47,10 +47,26 @@ fixtures:
 golden: install
 	$(BIN)/python -m tests.golden
 
+## bench-changes: what changed between two editions, measured; its tables into BENCHMARKS.md
+bench-changes: install
+	$(BIN)/python -m bench.changes --write
+
 ## bench: run the benchmarks (bench/) and rewrite BENCHMARKS.md; wrk is used when installed
 bench: install
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench.run
+
+## bench-anchors: re-anchoring across editions, ours against id-only, exact-text and Hypothesis
+## baselines, on the constructed pairs (fixtures/editions) and the corpus pairs; its table into
+## BENCHMARKS.md (a minute)
+bench-anchors: install
+	$(BIN)/pip install --quiet -e '.[anchors]'
+	$(BIN)/python -m bench.anchors
+
+## edition-fixtures: write and convert the constructed edition pairs (fixtures/editions)
+edition-fixtures:
+	$(PYTHON) scripts/edition_fixtures.py
+	bash scripts/build-edition-fixtures.sh
 
 ## soak: the long reliability runs of docs/reliability.md (about 25 minutes): 120,000 parser
 ## fuzz cases (hypothesis) beside 10 minutes of atheris, then 60 s of faults under load, ten

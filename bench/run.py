@@ -46,6 +46,19 @@ TARGETS = {
 }
 
 
+def _kept_sections() -> str:
+    """The sections of BENCHMARKS.md that have their own targets (`make bench-anchors`,
+    `make bench-changes`), kept as they are."""
+    from bench import anchors, changes
+
+    text = OUT.read_text(encoding="utf-8") if OUT.exists() else ""
+    kept = ""
+    for begin, end in ((anchors.BEGIN, anchors.END), (changes.BEGIN, changes.END)):
+        if begin in text and end in text:
+            kept += "\n" + begin + text.split(begin, 1)[1].split(end, 1)[0] + end + "\n"
+    return kept
+
+
 def _tools_list_tokens() -> tuple[int, int]:
     with tempfile.TemporaryDirectory() as cache:
         env = {"PAPERANCHOR_OFFLINE": "1", "PAPERANCHOR_CACHE_DIR": cache}
@@ -116,7 +129,7 @@ def main() -> int:
                      profile=profile, elapsed=elapsed, worker_rows=worker_rows,
                      large=large, cache_rows=cache_rows, pdf_rows=pdf_rows,
                      pdf_peaks=pdf_peaks, peer_rows=peer_rows)  # fmt: skip
-    OUT.write_text(report, encoding="utf-8")
+    OUT.write_text(report + _kept_sections(), encoding="utf-8")
     agent_bench.update(OUT)  # its own section, which `python -m bench.agent_bench` rewrites alone
     print(f"wrote {OUT.relative_to(ROOT)} in {elapsed:.0f} s")
     return 0

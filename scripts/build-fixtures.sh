@@ -27,7 +27,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FIX="$ROOT/fixtures"
-SRC="$FIX/src"
+# FIXTURES_SRC converts another folder of sources (fixtures/editions/src: make bench-anchors).
+SRC="${FIXTURES_SRC:-$FIX/src}"
 # FIXTURES_OUT / FIXTURES_LOGS build elsewhere (tests/test_fixtures.py rebuilds into a
 # temporary folder and compares with the committed pages).
 OUT="${FIXTURES_OUT:-$FIX/html}"

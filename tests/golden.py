@@ -82,6 +82,10 @@ def _dump(block: Block, depth: int, out: list[str]) -> None:
             f"caption={_short(block.caption.text)!r}"
         )
         out.extend(f"{pad}  | " + " | ".join(row) for row in block.rows)
+        out.extend(
+            f"{pad}  span at row {span.row} column {span.col}: {span.rows}x{span.cols}"
+            for span in block.spans
+        )
         children = block.panels
     elif isinstance(block, Theorem):
         out.append(f"{pad}theorem[{block.kind}] {block.id} label={block.label.text!r}")

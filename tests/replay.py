@@ -8,6 +8,7 @@ responses. Every response closes its connection, so each upstream request is one
     arXiv   {base_url}/html/<ref>        (PAPERANCHOR_ARXIV_HTML_URL = replay.arxiv_url)
     ar5iv   {base_url}/ar5iv/html/<ref>  (PAPERANCHOR_AR5IV_URL = replay.ar5iv_url)
     PDF     {base_url}/pdf/<ref>         (PAPERANCHOR_ARXIV_PDF_URL = replay.pdf_url)
+    listing {base_url}/abs/<ref>         (PAPERANCHOR_ARXIV_ABS_URL = replay.abs_url)
     arXiv API         {base_url}/api/query?…   (PAPERANCHOR_ARXIV_API_URL = replay.arxiv_api_url)
     Semantic Scholar  {base_url}/graph/v1/…    (PAPERANCHOR_S2_URL = replay.s2_url)
 
@@ -23,7 +24,8 @@ other ids 404 ("No HTML for …" for the ar5iv-only papers and the corpus PDFs' 
 redirects unknown ids to https://arxiv.org/abs/<ref> (another host: a client must not follow
 it). The PDFs of corpus/pdf are served as arXiv serves a PDF: at the id with its version
 (`/pdf/1804.07821v1`) and, as the latest, at the bare id (`/pdf/1804.07821`, no redirect: the
-version is in the PDF's margin stamp); other ids are a 404.
+version is in the PDF's margin stamp); other ids are a 404. The saved listings of corpus/abs
+are served at `/abs/<id>` and `/abs/<id>vN`, as arxiv.org serves a paper's abs page.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 ARXIV = "/html"
 AR5IV = "/ar5iv/html"
 PDF = "/pdf"
+ABS = "/abs"
 ARXIV_API = "/api/query"
 S2_API = "/graph/v1"
 HTML = (("Content-Type", "text/html; charset=utf-8"),)
@@ -227,6 +230,10 @@ class Replay:
     def pdf_url(self) -> str:
         return self.base_url + PDF
 
+    @property
+    def abs_url(self) -> str:
+        return self.base_url + ABS
+
     def corpus_pdfs(self) -> dict[str, str]:
         """The corpus PDFs of whole papers served by default: arXiv id -> idv (each file is
         named by the version stamped in its margin)."""
@@ -297,6 +304,7 @@ class Replay:
             "PAPERANCHOR_ARXIV_HTML_URL": self.arxiv_url,
             "PAPERANCHOR_AR5IV_URL": self.ar5iv_url,
             "PAPERANCHOR_ARXIV_PDF_URL": self.pdf_url,
+            "PAPERANCHOR_ARXIV_ABS_URL": self.abs_url,
             **{f"PAPERANCHOR_{key.upper()}": str(value) for key, value in upstreams.items()},
             "PAPERANCHOR_MIN_GAP_S": "0",
             "PAPERANCHOR_MAX_RETRIES": "2",
@@ -318,6 +326,7 @@ class Replay:
             "arxiv_html_url": self.arxiv_url,
             "ar5iv_url": self.ar5iv_url,
             "arxiv_pdf_url": self.pdf_url,
+            "arxiv_abs_url": self.abs_url,
             **(self.discovery() if discovery else {"arxiv_api_url": "", "s2_url": ""}),
             "cache_dir": cache_dir,
             "local_dir": None,
@@ -455,6 +464,11 @@ class Replay:
                     return page(self.corpus_page(name))
             if re.sub(r"v\d+$", "", ref) in AR5IV_PAPERS or self._pdf_of(ref):
                 return no_html(ref)
+        if path.startswith(ABS + "/"):
+            paper = re.sub(r"v\d+$", "", path[len(ABS) + 1 :])
+            listing = self.corpus_html.parent / "abs" / f"{paper}.html"
+            if "/" not in paper and listing.is_file():
+                return page(self._read_once(listing))
         if path.startswith(PDF + "/"):
             name = self._pdf_of(path[len(PDF) + 1 :].removesuffix(".pdf"))
             if name is not None:

@@ -81,3 +81,34 @@ def test_a_pdf_is_listed_by_its_reference_unless_an_html_file_of_its_name_opens_
         LocalFile("local/notes", "notes.html", "Notes"),
     ]
     assert more == 0
+
+
+def test_ar5iv_titles_lose_the_id_they_open_with(tmp_path: Path) -> None:
+    # corpus/html/1808.08002.ar5iv.html's <title>, as ar5iv writes it
+    (tmp_path / "1808.08002.html").write_bytes(
+        _page("\n   [1808.08002] Polynomial Chaos-Based Adaptive Control\n")
+    )
+    (tmp_path / "brackets.html").write_bytes(_page("[Re] A replication"))  # not an id: kept
+
+    titles = {entry.name: entry.title for entry in local_files(tmp_path)[0]}
+
+    assert titles["1808.08002.html"] == "Polynomial Chaos-Based Adaptive Control"
+    assert titles["brackets.html"] == "[Re] A replication"
+
+
+def test_pages_named_in_the_unlisted_file_are_left_off_the_list(tmp_path: Path) -> None:
+    for name in ("paper.html", "fixture.html", "draft.html"):
+        (tmp_path / name).write_bytes(_page(name))
+    (tmp_path / ".unlisted").write_text("# test pages\nfixture.html  # escaping\n\ndraft.html\n")
+
+    listed, more = local_files(tmp_path)
+
+    assert [entry.name for entry in listed] == ["paper.html"] and more == 0
+
+
+def test_the_sample_papers_do_not_list_the_escaping_fixture() -> None:
+    from tests.conftest import FIXTURES
+
+    listed = {entry.reference for entry in local_files(FIXTURES / "html")[0]}
+
+    assert "local/xss" not in listed and "local/full" in listed

@@ -189,8 +189,10 @@ def test_the_words_of_the_new_operation_match_the_read_markdown() -> None:
     assert words(paper, {"anchor": "S1"}, context)["words"] == len(out.split())
 
 
-# two answers only REST gives (SPEC §6): a paper's arXiv record and arXiv's taxonomy
-REST_ONLY = {"metadata", "categories"}
+# answers only REST gives (SPEC §6): a paper's arXiv record, arXiv's taxonomy, a figure's image
+# as bytes (MCP sends them with `figure`, SPEC §11), and what changed since another edition as one
+# answer (MCP has it as `since` on outline, read, references)
+REST_ONLY = {"metadata", "categories", "figure_image", "changes", "changes_markdown"}
 
 
 def test_every_operation_of_the_table_has_a_rest_route_and_every_route_an_operation() -> None:
@@ -219,6 +221,13 @@ def test_a_route_takes_its_operations_arguments_in_the_path_it_names_else_in_the
         ("anchor", "path"),
         ("maxTokens", "query"),
         ("anchors", "query"),
+        ("since", "query"),
+    ]
+    changes = next(route for route in operations.ROUTES if route.name == "changes_json")
+    taken = changes.arguments(operations.BY_NAME["changes"])
+    assert [(argument.name, where) for argument, where in taken] == [
+        ("paper", "path"),
+        ("since", "path"),
     ]
 
 

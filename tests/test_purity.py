@@ -18,6 +18,8 @@ PURE = (
     "paperanchor.render.json",
     "paperanchor.render.html",
     "paperanchor.render.mathml",
+    "paperanchor.render.critic",
+    "paperanchor.changes",
     "paperanchor.anchors",
     "paperanchor.search",
     "paperanchor.infer",

@@ -3,9 +3,11 @@
     metrics middleware              every request, by route template and status
       host check                    421 unless `Host` names this server (SPEC §6), every route
         rate-limit middleware       429 + Retry-After per client address (not /healthz, /metrics)
-          disconnect watcher        a client that hangs up cancels its request (api/disconnect.py)
-            bug catcher             an unexpected exception -> 500 `internal`, traceback to log
-              FastAPI router        /docs, /openapi.json, /mcp, REST routes, then the pages
+          bearer tokens             401 without one, with PAPERANCHOR_AUTH_TOKENS_FILE (api/auth.py)
+            disconnect watcher      a client that hangs up cancels its request (api/disconnect.py)
+              bug catcher           an unexpected exception -> 500 `internal`, traceback to log
+                HEAD as GET         every GET route answers HEAD (api/head.py)
+                  FastAPI router    /docs, /openapi.json, /mcp, REST routes, then the pages
 
 The MCP session manager runs inside the app's lifespan, next to the runtime (runtime.py) whose
 service it shares; the runtime is closed when the app shuts down.
@@ -26,20 +28,24 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 from fastapi_offline import FastAPIOffline
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.exceptions import HTTPException
+from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from paperanchor import __version__, warmup
-from paperanchor.api import mcp, pages, rest
+from paperanchor.api import auth, mcp, pages, rest
 from paperanchor.api.arguments import invalid_arguments
 from paperanchor.api.disconnect import CancelOnDisconnect
+from paperanchor.api.head import HeadAsGet, allowed
 from paperanchor.api.headers import DefenceHeaders
 from paperanchor.api.limits import ClientLimit, Rate, RateLimitMiddleware
 from paperanchor.api.metrics import Metrics, RequestMetrics
 from paperanchor.api.single_exchange import SingleExchange
-from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, RateLimited, internal
+from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, internal
 from paperanchor.refs import shown
 from paperanchor.runtime import Runtime
 from paperanchor.settings import Settings, get_settings
@@ -67,7 +73,14 @@ def create_app(
     settings = settings or get_settings()
     runtime = Runtime.build(settings, **parts)
     service = runtime.service
-    tools = mcp.build_server(service, tools=settings.tools)
+    # SPEC §12: bearer tokens, read (and checked) once, at start
+    verifier = (
+        auth.HashedTokens(auth.read_tokens_file(settings.auth_tokens_file))
+        if settings.auth_tokens_file is not None
+        else None
+    )
+    guard = (auth.auth_settings(settings), verifier) if verifier is not None else None
+    tools = mcp.build_server(service, tools=settings.tools, auth=guard)
     mcp_app = tools.streamable_http_app(
         streamable_http_path="/mcp",
         json_response=True,
@@ -117,8 +130,22 @@ def create_app(
     app.router.add_route("/mcp", _mcp_not_a_stream, methods=["GET", "DELETE"])
     for route in mcp_app.routes:
         if isinstance(route, Route) and route.path == "/mcp":
-            # a tool call answered in its request's task, not a session per request
-            route.app = SingleExchange(route.app, tools.session_manager)
+            # a tool call answered in its request's task, not a session per request, inside
+            # the SDK's own token guard when there is one
+            sdk_guard = route.app if isinstance(route.app, RequireAuthMiddleware) else None
+            exchange = SingleExchange(
+                sdk_guard.app if sdk_guard else route.app, tools.session_manager
+            )
+            if sdk_guard is not None:
+                sdk_guard.app = exchange
+            else:
+                route.app = exchange
+        elif isinstance(route, Route) and route.path.startswith(auth.METADATA_PATH):
+            # RFC 9728's address for /mcp is …/oauth-protected-resource/mcp; clients that ask
+            # the server's root first (the MCP authorization spec's fallback) find it too
+            app.router.routes.append(
+                Route(auth.METADATA_PATH, route.endpoint, methods=sorted(route.methods or ()))
+            )
     app.router.routes.extend(mcp_app.routes)  # /mcp, ahead of the catch-all paper routes
     app.include_router(rest.routes())
     app.include_router(pages.router)  # last: GET /{paper} takes every path left
@@ -127,8 +154,17 @@ def create_app(
     app.add_exception_handler(RequestValidationError, _on_invalid)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _on_http_exception)  # type: ignore[arg-type]
 
-    app.add_middleware(_Bugs)  # innermost: the rate limit and the metrics see its 500s
+    app.add_middleware(HeadAsGet)  # innermost: only the router takes a HEAD for a GET
+    app.add_middleware(_Bugs)  # the rate limit and the metrics see its 500s
     app.add_middleware(CancelOnDisconnect)  # a request whose client left stops (its 499 counted)
+    if verifier is not None:
+        # inside the rate limit: guessing tokens is limited like any request
+        app.add_middleware(AuthContextMiddleware)
+        app.add_middleware(auth.RequireToken, settings=settings, refuse=_refuse)
+        app.add_middleware(
+            AuthenticationMiddleware,
+            backend=auth.TokenOrLoopback(verifier, public=settings.public),
+        )
     if limit is not None:
         app.add_middleware(
             RateLimitMiddleware,
@@ -329,6 +365,8 @@ async def _on_http_exception(request: Request, exc: HTTPException) -> Response:
         error = BadRequest(f"{request.method} {path}: {exc.detail}")
     answer = await _on_error(request, error)
     answer.headers.update(exc.headers or {})  # Allow, on a 405
+    if "allow" in answer.headers:
+        answer.headers["Allow"] = allowed(answer.headers["allow"])
     return answer
 
 
@@ -360,7 +398,7 @@ class _MisdirectedRequest(BadRequest):
     status = 421
 
 
-def _refuse(scope: Scope, error: RateLimited) -> ASGIApp:
+def _refuse(scope: Scope, error: PaperAnchorError) -> Response:
     return error_answer(error, scope["path"], _accept(scope))
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from paperanchor import operations
+from paperanchor import editions, operations, service
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, internal
 from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse import parse_document
@@ -79,6 +79,24 @@ async def _with_paper(reference: str, job: Callable[[Paper], Any]) -> Any:
         return job(await runtime.service.paper(reference))
 
 
+async def _reanchored(reference: str, given: dict[str, Any], public_url: str) -> Any:
+    """cite --from: two files aligned here, or two editions of a paper through the service."""
+    edition = given["edition"]
+    if given.get("text"):
+        raise BadRequest("--from goes with an ANCHOR: a quote is found in the paper itself")
+    if _looks_like_path(reference) or _looks_like_path(edition):
+        if not (_looks_like_path(reference) and _looks_like_path(edition)):
+            raise BadRequest("--from and PAPER are both files or both paper references")
+        new, old = _file_paper(Path(reference)), _file_paper(Path(edition))
+        alignment = editions.align(old, new)
+        return service.reanchor(new, old, alignment, given["anchor"], public_url)
+    from paperanchor.runtime import Runtime
+    from paperanchor.settings import get_settings
+
+    async with Runtime.build(get_settings()) as runtime:
+        return (await runtime.service.reanchor(reference, given["anchor"], edition)).value
+
+
 def _print_json(value: Any) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2))
 
@@ -91,6 +109,8 @@ def _run(args: argparse.Namespace) -> int:
         return _serve(args)
     if command == "mcp":
         return _mcp_stdio()
+    if command == "hash-token":
+        return _hash_tokens()
     operation = _commands()[command]
     given = {
         argument.python_name: _cli_value(argument, getattr(args, argument.python_name))
@@ -106,7 +126,11 @@ def _run(args: argparse.Namespace) -> int:
         # checked once the paper is read: an unreadable file is said first, as it always was
         return on_paper(paper, operation.check(given, door="cli"), context)
 
-    result = asyncio.run(_with_paper(args.paper, job))
+    if operation.name == "cite" and given.get("edition"):
+        checked = operation.check(given, door="cli")
+        result = asyncio.run(_reanchored(args.paper, checked, context.public_url))
+    else:
+        result = asyncio.run(_with_paper(args.paper, job))
     if args.json:
         _print_json(shown.json(result))
         return 0
@@ -228,6 +252,19 @@ def _mcp_stdio() -> int:
     return 0
 
 
+def _hash_tokens() -> int:
+    """`paperanchor hash-token`: the PAPERANCHOR_AUTH_TOKENS_FILE line of each token on stdin."""
+    from paperanchor.api.auth import hash_token
+
+    tokens = [line.strip() for line in sys.stdin.read().splitlines() if line.strip()]
+    if not tokens:
+        print("bad-request: no token on stdin (one a line)", file=sys.stderr)
+        return 1
+    for token in tokens:
+        print(hash_token(token))
+    return 0
+
+
 def _public_url() -> str:
     from paperanchor.settings import get_settings
 
@@ -321,6 +358,14 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
     commands["serve"] = serve
+    commands["hash-token"] = sub.add_parser(
+        "hash-token",
+        help="print the PAPERANCHOR_AUTH_TOKENS_FILE line (SHA-256 hex) of each token on stdin",
+        description="Read bearer tokens from stdin, one a line, and print the line of "
+        "PAPERANCHOR_AUTH_TOKENS_FILE for each: its SHA-256 digest in hex. The file holds only "
+        "digests; the server compares a request's token by its digest, in constant time. "
+        "Example: openssl rand -hex 32 | tee token.txt | paperanchor hash-token >> tokens.sha256",
+    )
     commands["mcp"] = sub.add_parser(
         "mcp", help="serve the MCP tools over stdio (for Claude Desktop, Claude Code)"
     )

@@ -2,6 +2,8 @@
 
     PaperAnchorError                  internal      500
     ├── BadRequest                    bad-request   400
+    ├── Unauthorized                  unauthorized  401
+    ├── Forbidden                     forbidden     403
     ├── NotFound                      not-found     404
     ├── TooLarge                      too-large     413
     ├── RateLimited                   rate-limited  429
@@ -45,6 +47,20 @@ class PaperAnchorError(Exception):
 class BadRequest(PaperAnchorError):
     code = "bad-request"
     status = 400
+
+
+class Unauthorized(PaperAnchorError):
+    """A bearer token is required (PAPERANCHOR_AUTH_TOKENS_FILE) and was missing or wrong."""
+
+    code = "unauthorized"
+    status = 401
+
+
+class Forbidden(PaperAnchorError):
+    """Public mode: the paper's licence does not allow serving its text (SPEC §12)."""
+
+    code = "forbidden"
+    status = 403
 
 
 class NotFound(PaperAnchorError):

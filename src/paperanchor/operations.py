@@ -21,19 +21,20 @@ from typing import Any, Final, Literal
 
 from paperanchor import compact, service, shapes
 from paperanchor.errors import BadRequest
+from paperanchor.images import MAX_IMAGES, Image
 from paperanchor.paper import Paper
 from paperanchor.service import Door, PaperService, Served
 from paperanchor.tree import Equation, Figure, Paragraph, Table, walk
 
-Kind = Literal["text", "integer", "number", "texts"]
-"""An argument's type: text, a whole number, a number, a list of texts."""
+Kind = Literal["text", "integer", "number", "texts", "boolean"]
+"""An argument's type: text, a whole number, a number, a list of texts, true or false."""
 
 ToolSet = Literal["reader", "all"]
 
 DEFAULT_WAIT_S: Final = 10.0
 """SPEC §4: agents wait for the inferred fields by default (MCP); REST and pages do not"""
 
-PAPER_HELP: Final = "arXiv id or URL (1706.03762, hep-th/9901001v2) or local/<name>"
+PAPER_HELP: Final = "arXiv id or URL (1706.03762v7) or local/<name>"
 ANCHOR_HELP: Final = "id, alias or slug: S3.SS2, S3.2, introduction"
 
 CLI_PAPER_HELP: Final = (
@@ -162,6 +163,10 @@ class Operation:
     command: Command | None = None
     samples: Callable[[Paper], list[dict[str, Any]]] = lambda paper: []
     """arguments the warm-up runs `on_paper` with on its page (warmup.py)"""
+    images: Callable[[Any], tuple[Image, ...]] = lambda value: ()
+    """images the tool sends besides its JSON (MCP image content), from `run`'s answer"""
+    notes: Callable[[Any], tuple[str, ...]] = lambda value: ()
+    """lines the tool sends besides its JSON (why an image is not sent)"""
 
     def check(self, given: Mapping[str, Any], door: Door = "mcp") -> dict[str, Any]:
         """The arguments by Python name, each bounded one in its range (the one check); over
@@ -233,6 +238,24 @@ PAPER = Argument(
     rest=REST_PAPER,
 )
 
+# tools/list is paid for on every request (SPEC §7: the seven under 1,500 tokens): the outline
+# says what `since` is, read and references refer to it
+SINCE_HELP: Final = "older edition (v1, ar5iv) to compare"
+SINCE = Argument(
+    "since",
+    "text",
+    SINCE_HELP,
+    rest=Rest(
+        "an older edition of the paper: vN, arxiv, ar5iv, pdf or a reference of the same paper "
+        "(SPEC §10)"
+    ),
+)
+"""`since` (SPEC §10): in the query of the outline, read and references routes, in the path
+of the changes routes"""
+SINCE_AS_IN_OUTLINE = Argument("since", "text", "", rest=SINCE.rest)
+"""`since` where the outline's schema has said what it is: no description of its own"""
+SINCE_REQUIRED = Argument("since", "text", SINCE_HELP, required=True, rest=SINCE.rest)
+
 
 def anchor(help: str, cli_help: str) -> Argument:
     """A required anchor argument."""
@@ -276,11 +299,15 @@ def outline_text(result: shapes.Outline, _arguments: Arguments) -> tuple[str, st
 
 
 def cite_text(result: shapes.Cite, _arguments: Arguments) -> tuple[str, str]:
-    """A node's text, then where to quote it from."""
+    """A node's text, then where to quote it from (and, re-anchored, where it came from)."""
     match = f", {result['match']} match" if "match" in result else ""
     score = f" {result['score']}" if "score" in result else ""
     where = result["permalink"] or result["url"]
     tail = f"\n— {where} ({result['anchor']}{match}{score}; hash {result['hash']})\n"
+    if "status" in result:
+        was = result.get("was")
+        came = f" from {was['anchor']} of {was['idv']}" if was else ""
+        tail += f"  {result['status']}{came}, confidence {result.get('confidence')}\n"
     return result["text"] + "\n" + tail, ""
 
 
@@ -336,7 +363,10 @@ def depth_of(a: Arguments) -> int | None:
 
 async def _outline(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Outline]:
     depth = depth_of(a)
-    found = await svc.outline(a["paper"])
+    if a.get("since"):
+        found = await svc.outline_since(a["paper"], a["since"])
+    else:
+        found = await svc.outline(a["paper"])
     return replace(found, value=compact.at_depth(found.value, depth))
 
 
@@ -349,31 +379,66 @@ def _anchors(a: Arguments, door: Door) -> bool:
 
 
 async def _read(svc: PaperService, a: Arguments, door: Door) -> Served[service.ReadResult]:
+    if a.get("since"):
+        return await svc.read_since(
+            a["paper"], a.get("anchor"), a["since"], a.get("maxTokens"), door=door
+        )
     anchors = _anchors(a, door)
     maximum = a.get("maxTokens")
     return await svc.read(a["paper"], a.get("anchor"), maximum, door, anchors=anchors)
 
 
 async def _cite(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Cite]:
+    """cite by anchor, by anchor from another edition, or by text (SPEC §4, §10)."""
     if a.get("text") is not None:
-        return await svc.cite_text(a["paper"], a["text"])
+        if a.get("edition"):
+            raise BadRequest("from goes with an anchor: a quote is found in the paper itself")
+        return await svc.cite_text(a["paper"], a["text"], a.get("prefix"), a.get("suffix"))
+    if a.get("edition"):
+        return await svc.reanchor(a["paper"], a["anchor"], a["edition"])
     return await svc.cite(a["paper"], a["anchor"])
 
 
 def _cite_on(paper: Paper, a: Arguments, context: Context) -> shapes.Cite:
     if a.get("text") is not None:
-        return service.cite_text(paper, a["text"], context.public_url)
+        return service.cite_text(
+            paper, a["text"], context.public_url, a.get("prefix"), a.get("suffix")
+        )
     return service.cite(paper, a["anchor"], context.public_url)
 
 
 async def _references(
     svc: PaperService, a: Arguments, door: Door
 ) -> Served[shapes.ReferenceAnswer]:
+    if a.get("since"):
+        return await svc.references_since(a["paper"], a["since"])
     return await svc.reference_answer(a["paper"], a.get("id") or None)
 
 
+async def _changes(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Changes]:
+    return await svc.changes(a["paper"], a["since"])
+
+
+async def _changes_markdown(svc: PaperService, a: Arguments, door: Door) -> Served[str]:
+    return await svc.changes_markdown(a["paper"], a["since"])
+
+
 async def _figure(svc: PaperService, a: Arguments, door: Door) -> Served[Any]:
+    if a.get("image"):
+        return await svc.figure_with_images(a["paper"], a["anchor"])
     return await svc.figure(a["paper"], a["anchor"])
+
+
+async def _figure_image(svc: PaperService, a: Arguments, door: Door) -> Served[Image]:
+    return await svc.figure_image(a["paper"], a["anchor"], a["n"])
+
+
+def _figure_json(value: Any) -> Any:
+    return value.figure if isinstance(value, service.Figured) else value
+
+
+def _of_figured(field: str) -> Callable[[Any], tuple[Any, ...]]:
+    return lambda value: getattr(value, field) if isinstance(value, service.Figured) else ()
 
 
 async def _equation(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Equation]:
@@ -467,7 +532,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         "outline",
         "Start here: title, authors, abstract, TL;DR, contributions and the section tree "
-        "(ids, numbers, tokens) of an arXiv paper.",
+        "(ids, numbers, tokens).",
         (
             PAPER,
             Argument(
@@ -481,7 +546,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
             Argument(
                 "depth",
                 "integer",
-                "levels of sections, 1-10; default all",
+                "section levels, 1-10",
                 bounds=DEPTH_RANGE,
                 cli=CliArgument(
                     "N",
@@ -490,6 +555,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 ),
                 rest=Rest("levels of sections, 1-10 (default all)"),
             ),
+            SINCE,
         ),
         _outline,
         compact.compact,
@@ -504,8 +570,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     ),
     Operation(
         "read",
-        "A section or any block as Markdown, cut at maxTokens (says how to get the rest); "
-        "a block marked <!--¶N--> is cited as ¶N.",
+        "A section or any block as Markdown, cut at maxTokens; cite <!--¶N--> as ¶N.",
         (
             PAPER,
             Argument(
@@ -553,6 +618,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                     "(SPEC §11)"
                 ),
             ),
+            SINCE_AS_IN_OUTLINE,
         ),
         _read,
         None,
@@ -603,6 +669,44 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                     required=True,
                 ),
             ),
+            Argument(
+                "from",
+                "text",
+                "anchor's edition: vN, arxiv, ar5iv, pdf",
+                blank=True,
+                keyword="edition",
+                cli=CliArgument(
+                    "EDITION",
+                    "ANCHOR names a node of this edition of the paper (vN, arxiv, ar5iv, pdf, "
+                    "another reference of the paper, a file): find it in PAPER",
+                    flag="--from",
+                ),
+                rest=Rest(
+                    "the edition the anchor names a node of (vN, arxiv, ar5iv, pdf, a reference)",
+                    name="edition",
+                    alias="from",
+                ),
+            ),
+            Argument(
+                "prefix",
+                "text",
+                "text before it",
+                blank=True,
+                cli=CliArgument(
+                    "TEXT", "with --text: the text just before the quote", flag="--prefix"
+                ),
+                rest=Rest("the text just before the quote (a stored Cite's prefix)"),
+            ),
+            Argument(
+                "suffix",
+                "text",
+                "text after it",
+                blank=True,
+                cli=CliArgument(
+                    "TEXT", "with --text: the text just after the quote", flag="--suffix"
+                ),
+                rest=Rest("the text just after the quote (a stored Cite's suffix)"),
+            ),
         ),
         _cite,
         _same,
@@ -630,6 +734,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 cli=CliArgument("ID", "bib.bib12, 12 or [12]; omit for all entries", nargs="?"),
                 rest=Rest("bib.bib12, 12 or [12]", name="reference_id"),
             ),
+            SINCE_AS_IN_OUTLINE,
         ),
         _references,
         _same,
@@ -643,10 +748,16 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     Operation(
         "figure",
         "A figure (caption, image URLs, panels) or a table (caption, cells).",
-        (PAPER, anchor("S3.F1, F1, S6.T2, T2", "S3.F1, F1, S6.T2, T2, Figure 3, Table 2")),
+        (
+            PAPER,
+            anchor("S3.F1, F1, S6.T2, T2", "S3.F1, F1, S6.T2, T2, Figure 3, Table 2"),
+            Argument("image", "boolean", f"true: its first {MAX_IMAGES} images too"),
+        ),
         _figure,
-        _same,
+        _figure_json,
         (shapes.Figure, shapes.Table),
+        images=_of_figured("images"),
+        notes=_of_figured("missing"),
         on_paper=lambda paper, a, context: service.figure(paper, a["anchor"]),
         samples=lambda paper: [{"anchor": a} for a in _first_of(paper, (Figure, Table))],
         command=Command(
@@ -796,6 +907,43 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     # two answers only REST gives (SPEC §6): a paper's arXiv record and arXiv's taxonomy
     Operation("metadata", "A paper's arXiv metadata.", (PAPER,), _metadata, _same, tools=None),
     Operation("categories", "arXiv's category taxonomy.", (), _categories, _same, tools=None),
+    Operation(
+        "figure_image",
+        "One image of a figure or a table, as bytes.",
+        (
+            PAPER,
+            anchor("S3.F1, F1", "S3.F1, F1, Figure 3"),
+            Argument(
+                "n",
+                "integer",
+                f"the image's number, 1-{MAX_IMAGES}",
+                required=True,
+                bounds=(1, MAX_IMAGES),
+                rest=Rest(f"the image's number in the figure's `images`, 1-{MAX_IMAGES}"),
+            ),
+        ),
+        _figure_image,
+        _same,
+        tools=None,
+    ),
+    # what changed since another edition, whole (SPEC §10): over MCP it is `since` on outline,
+    # read and references
+    Operation(
+        "changes",
+        "What changed since another edition: Changes with every section's change.",
+        (PAPER, SINCE_REQUIRED),
+        _changes,
+        _same,
+        tools=None,
+    ),
+    Operation(
+        "changes_markdown",
+        "What changed since another edition, as CriticMarkup.",
+        (PAPER, SINCE_REQUIRED),
+        _changes_markdown,
+        None,
+        tools=None,
+    ),
 )
 """Every operation, in the order the tools are listed and the subcommands offered."""
 
@@ -825,7 +973,7 @@ def dumps(value: Any) -> str:
 # -- the REST routes (SPEC §6), in matching order: specific suffixes first ---------------------
 
 Where = Literal["path", "query"]
-Form = Literal["json", "markdown", "bibtex"]
+Form = Literal["json", "markdown", "bibtex", "image"]
 Caching = Literal["paper", "latest", "taxonomy", "local-or-latest", "outline"]
 """How a route's answer is kept (api/rest.py): as its paper's, an hour, a day, an hour unless
 the paper is local, or as an outline (whose metadata may come later)."""
@@ -932,6 +1080,24 @@ ROUTES: Final[tuple[Route, ...]] = (
         caching="outline",
     ),
     Route(
+        "changes",
+        "/{paper:path}/changes/{since:path}.json",
+        "changes_json",
+        "What changed since another edition",
+        shape=shapes.Changes,
+        doc="`Changes` (SPEC §10): counts of sections, paragraphs, equations, tables, figures and\n"
+        "references per kind of change, the numbers that changed, and every section's change.",
+    ),
+    Route(
+        "changes_markdown",
+        "/{paper:path}/changes/{since:path}.md",
+        "changes_markdown",
+        "What changed since another edition, as CriticMarkup",
+        form="markdown",
+        doc="The numbers that changed, the counts, then each changed section's changed blocks\n"
+        "in CriticMarkup (`{++…++}`, `{--…--}`, `{~~old~>new~~}`).",
+    ),
+    Route(
         "read",
         "/{paper:path}/sections/{anchor}.md",
         "section_markdown",
@@ -952,18 +1118,21 @@ ROUTES: Final[tuple[Route, ...]] = (
         "/{paper:path}/cite.json",
         "cite_text",
         "Verify a quote",
-        leaves=("anchor",),
+        leaves=("anchor", "from"),
         shape=shapes.Cite,
         doc="The paragraph that contains the quote: exact, else fuzzy (score 90 or more), else\n"
-        "not-found naming the closest passage (SPEC §4, cite by text).",
+        "not-found naming the closest passage (SPEC §4, cite by text); prefix and suffix tell\n"
+        "apart passages that hold the same quote (SPEC §10).",
     ),
     Route(
         "cite",
         "/{paper:path}/cite/{anchor}.json",
         "cite",
         "Quote a node",
-        leaves=("text",),
+        leaves=("text", "prefix", "suffix"),
         shape=shapes.Cite,
+        doc="A node's exact text; with `from`, the node of that edition found in this one, with\n"
+        "status, confidence and was, or not-found naming the closest passage (SPEC §10).",
     ),
     Route(
         "references",
@@ -971,13 +1140,14 @@ ROUTES: Final[tuple[Route, ...]] = (
         "references",
         "Bibliography",
         leaves=("id",),
-        shape=shapes.References,
+        shape=shapes.References | shapes.ReferenceAnswer,
     ),
     Route(
         "references",
         "/{paper:path}/references/{reference_id}.json",
         "reference",
         "One bibliography entry and where it is cited",
+        leaves=("since",),
         shape=shapes.Reference,
         body=lambda answer: answer["reference"],
     ),
@@ -987,6 +1157,15 @@ ROUTES: Final[tuple[Route, ...]] = (
         "figure",
         "Float",
         shape=shapes.Figure | shapes.Table,
+    ),
+    Route(
+        "figure_image",
+        "/{paper:path}/figures/{anchor}/{n}",
+        "figure_image",
+        "One image of a figure, as bytes",
+        form="image",
+        doc="The bytes of the figure's `n`th image (from 1, at most 4) as its own site serves\n"
+        "them, with the media type read from its first bytes: PNG, JPEG, GIF, WebP or SVG.",
     ),
     Route(
         "equation",

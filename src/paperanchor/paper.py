@@ -29,6 +29,7 @@ from paperanchor.render.markdown import (
     tokens_of,
 )
 from paperanchor.search import Unit, units
+from paperanchor.selectors import Reading
 from paperanchor.tree import Document, Inline, Node, Paragraph, Section, Text
 
 
@@ -64,6 +65,10 @@ T = TypeVar("T")
 # page at the parse bounds an outline costs seconds and a search about one (issue 21 #5); a
 # search answer is at most 50 snippets of ~300 characters.
 RECENT_ANSWERS = 64
+# Alignments a paper keeps with other editions of it: one is a few kB per hundred blocks.
+ALIGNMENTS = 8
+# What one matched pair of an alignment holds: its Pair (~100 bytes) and its two index entries.
+ALIGNED_PAIR_BYTES = 300
 
 
 @dataclass
@@ -96,8 +101,11 @@ class Paper:
     _cited_in: dict[str, list[str]] | None = None
     _inferred: tuple[str | None, list[str] | None] | None = None
     _lowered: list[str] | None = None
+    _reading: Reading | None = None
     _recent: OrderedDict[str, Any] = field(default_factory=OrderedDict)
     _recent_lock: threading.Lock = field(default_factory=threading.Lock, compare=False)
+    _alignments: OrderedDict[str, Any] = field(default_factory=OrderedDict)
+    """`<idv>@<source>` of an older edition -> its alignment with this one (editions.py)"""
     outline: shapes.Outline | None = None
     """the outline without its metadata once built (service.outline): a warm outline is a copy
     of it on the event loop, not a walk of the tree in a worker thread"""
@@ -214,6 +222,12 @@ class Paper:
             self._units = units(self.document)
         return self._units
 
+    def reading(self) -> Reading:
+        """Where each node sits among the paper's passages (selectors.py), built once."""
+        if self._reading is None:
+            self._reading = Reading.build(self.document, self.units())
+        return self._reading
+
     def lowered(self) -> list[str]:
         """The search units' texts lower-cased, in their order: what a search scans, built once."""
         if self._lowered is None:
@@ -236,6 +250,24 @@ class Paper:
             self._recent[key] = value
             while len(self._recent) > RECENT_ANSWERS:
                 self._recent.popitem(last=False)
+        return value
+
+    def aligned(self, key: str, make: Callable[[], T]) -> T:
+        """The alignment of this paper with the edition `key` (`<idv>@<source>`), made once by
+        `make()` and kept with this paper (the newer edition: one owner per paper), at most
+        ALIGNMENTS of them, least recently used out."""
+        with self._recent_lock:
+            if key in self._alignments:
+                self._alignments.move_to_end(key)
+                kept: T = self._alignments[key]
+                return kept
+        value = make()
+        with self._recent_lock:
+            self._alignments[key] = value
+            # counted with the renderings, so that the memory of papers weighs it
+            self.rendered_bytes += ALIGNED_PAIR_BYTES * len(getattr(value, "blocks", ()))
+            while len(self._alignments) > ALIGNMENTS:
+                self._alignments.popitem(last=False)
         return value
 
     def inferred(self) -> tuple[str | None, list[str] | None]:

@@ -223,6 +223,62 @@ class Papers:
             self._count_renderings(loaded, view)
         return view
 
+    async def edition(self, ref: PaperRef, source: str | None) -> Paper:
+        """The paper `ref` names as one source renders it (SPEC §10, editions): `source` None
+        is any source, as `get`; "arxiv", "ar5iv" or "pdf" that source only, fetched from it
+        alone and cached under `<idv>@<source>` like any paper."""
+        if source is None or ref.is_local:
+            return await self.get(ref)
+        held = await asyncio.to_thread(self._cached, ref) if ref.version is not None else None
+        if held is not None and held.source == source:
+            return await self.get(ref)  # the paper's own rendering is that edition
+        key = f"{ref.idv}@{source}"
+        loaded = self._recall(key)
+        if loaded is None:
+            loaded = await self._flight.run(key, lambda: self._load_edition(ref, source, key))
+        with self._settled_lock:
+            kept = self._settled.get(key)
+            view = kept.view if kept is not None and kept.loaded is loaded else None
+        if view is None:
+            view = await asyncio.to_thread(Paper.open, loaded)
+            with self._settled_lock:
+                kept = self._settled.get(key)
+                if kept is not None and kept.loaded is loaded:
+                    kept.view = view
+        return view
+
+    async def _load_edition(self, ref: PaperRef, source: str, key: str) -> LoadedPaper:
+        found = await asyncio.to_thread(self.cache.read_paper, key, self.parser_version)
+        if found is not None:
+            self.cache_hits += 1
+            loaded, size = found
+            self._keep(key, loaded, settled=_settled(loaded), size=size, named=False)
+            return loaded
+        asks = self.sources.network(ref, only=source)
+        if not asks:
+            raise NotFound(f"No {source} source is configured for {ref.idv}")
+        answer = await asks[0]()
+        if isinstance(answer, Absent):
+            raise NotFound(f"{answer.source} has no rendering of {ref.idv}: {answer.reason}")
+        self.fetches += 1
+        base_url = answer.base_url or answer.source_url
+        loaded_or_none = await self._parse_page(
+            answer, base_url, lambda document: _resolved(document, answer)
+        )
+        if loaded_or_none is None or loaded_or_none.document.quality == "failed":
+            raise NotFound(f"{source}'s rendering of {ref.idv} failed")
+        loaded = loaded_or_none
+        ttl = self.settings.latest_ttl_s
+        settled = _settled(loaded)
+        size = 0
+        if settled or ttl > 0:
+            put = self.cache.put_paper
+            size = await asyncio.to_thread(
+                put, key, self.parser_version, loaded, None if settled else ttl
+            )
+        self._keep(key, loaded, settled=settled, size=size or len(answer.html), named=False)
+        return loaded
+
     def _open(self, loaded: LoadedPaper, prepare: Prepare | None) -> Paper:
         """`loaded`'s view, `prepare` run on it, held with the paper (in a worker thread).
 
@@ -597,8 +653,11 @@ class Papers:
             self._settled.move_to_end(key)
             return kept.loaded
 
-    def _keep(self, key: str, loaded: LoadedPaper, *, settled: bool, size: int) -> None:
-        """Hold `loaded` in memory as `size` bytes of entry, evicting the least recently used."""
+    def _keep(
+        self, key: str, loaded: LoadedPaper, *, settled: bool, size: int, named: bool = True
+    ) -> None:
+        """Hold `loaded` in memory as `size` bytes of entry, evicting the least recently used;
+        `named`: the paper's idv names this entry (an edition of one source does not)."""
         ttl = min(self.settings.latest_ttl_s, UNSETTLED_MEMORY_S)
         with self._settled_lock:
             old = self._settled.get(key)
@@ -609,7 +668,8 @@ class Papers:
                 return  # served, not held: it would not fit at all
             kept.expires = math.inf if settled else time.monotonic() + ttl
             self._settled[key] = kept
-            self._key_of[loaded.idv] = key
+            if named:
+                self._key_of[loaded.idv] = key
             self._held += kept.weight
             self._evict()
 

@@ -97,6 +97,21 @@ def parse_ref(text: str) -> PaperRef:
     return PaperRef(f"{canonical}/{match['legnum']}", version)
 
 
+# The paths of arXiv's own pages: a reader who swaps arxiv.org for this server's host types them.
+ARXIV_PAGE_PATHS = ("abs/", "html/", "pdf/")
+
+
+def arxiv_page_path(path: str) -> PaperRef | None:
+    """The paper of an arXiv page's path (`abs/1706.03762v7`, `pdf/1706.03762v7.pdf`,
+    `html/hep-th/9901001/`), as its URL on arxiv.org names it; None for any other path."""
+    if not path.startswith(ARXIV_PAGE_PATHS):
+        return None
+    try:
+        return parse_ref(f"https://arxiv.org/{path}")
+    except BadRequest:
+        return None
+
+
 def permalink(paper: str, idv: str, source: str, anchor: str | None) -> str | None:
     """The public address of a paper's node (SPEC §4 cite's `permalink`): arXiv's page of the
     version, ar5iv's rendering, the abstract page for a PDF; None for a local document. Always

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from paperanchor.coordination import Coordination, open_coordination
 from paperanchor.discovery.client import Discovery
+from paperanchor.images import Images
 from paperanchor.outage import RedisLink
 from paperanchor.papers import Papers, Parse
 from paperanchor.parse import PARSER_VERSION, parse_document
@@ -88,7 +89,8 @@ class Runtime:
             if discovery is not None
             else Discovery(settings, upstream=upstream, store=store)
         )
-        service = PaperService(papers, base or "", finder)
+        images = Images(settings, upstream, store, settings.public_base)
+        service = PaperService(papers, base or "", finder, images, public=settings.public)
         return cls(settings, link, store, coordination, upstream, found_at, papers, finder, service)
 
     async def __aenter__(self) -> Runtime:

@@ -6,6 +6,7 @@ citations and trends."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import logging
 import sys
@@ -14,13 +15,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Final, Generic, Literal, Protocol, TypeVar, cast, overload
+from urllib.parse import quote
 
 from rapidfuzz import fuzz, process, utils
 
-from paperanchor import quotes, refs, shapes
+from paperanchor import changes, editions, licence, quotes, refs, selectors, shapes
 from paperanchor.anchors import WHOLE_PAPER, Located
 from paperanchor.discovery import bibtex, categories, query, s2
-from paperanchor.errors import BadRequest, NotFound
+from paperanchor.errors import BadRequest, Forbidden, NotFound, PaperAnchorError
+from paperanchor.images import MAX_IMAGES, Image, Images
 
 # Paper lives in paper.py; importable from here too, as it long was
 from paperanchor.paper import LoadedPaper
@@ -29,6 +32,7 @@ from paperanchor.refs import PaperRef, parse_ref, shown
 from paperanchor.render.escape import markdown_line
 from paperanchor.render.json import equation_json, float_json, reference_json
 from paperanchor.render.markdown import (
+    join,
     tokens_of,
     truncate,
 )
@@ -68,6 +72,7 @@ class Loader(Protocol):
         prepare: Callable[[Paper], object] | None = None,
         alongside: Callable[[], object] | None = None,
     ) -> Paper: ...
+    async def edition(self, ref: PaperRef, source: str | None) -> Paper: ...
     def views(self) -> list[Paper]: ...
 
 
@@ -86,6 +91,7 @@ class DiscoveryLike(Protocol):
     async def search(self, asked: query.ArxivQuery) -> SearchPage: ...
     async def citations(self, ref: PaperRef, limit: int | str | None = None) -> Citations: ...
     async def trends(self, category: str, days: int | str | None = None) -> Trends: ...
+    async def listing_licence(self, ref: PaperRef) -> str | None: ...
     async def cited_papers(
         self, ref: PaperRef, within: float = ...
     ) -> tuple[s2.CitedPapers | None, bool]: ...
@@ -106,6 +112,16 @@ REFERENCES_S2_WAIT_S = 1.0
 TITLE_MATCH = 90.0
 # Entries matched at most: a real bibliography has hundreds (the corpus's longest 269)
 MATCHED_ENTRIES_MAX = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Figured:
+    """A figure or a table with its images as bytes (`figure` with `image: true`)."""
+
+    figure: shapes.Figure | shapes.Table
+    images: tuple[Image, ...]
+    missing: tuple[str, ...]
+    """why each image that is not in `images` is not"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +148,7 @@ class ReadResult:
 
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,11 +167,22 @@ class Served(Generic[T]):
     pending: bool = False
     """a later answer may hold more: an outline whose arXiv metadata may still come, references
     whose arXiv ids from Semantic Scholar may"""
+    local_file: bool = False
+    """the paper is a file of the local directory, which its owner may edit at any time (even
+    one named by an arXiv id): never an answer that cannot change"""
+
+    def carrying(self, value: U) -> Served[U]:
+        """Another answer about the same paper."""
+        return Served(
+            value, self.asked, self.idv, self.version_confirmed, self.pending, self.local_file
+        )
 
     @property
     def pinned(self) -> bool:
         """Whether the version asked for answered, confirmed: this answer can never change."""
         asked = self.asked
+        if self.local_file:
+            return False
         return asked.version is not None and self.version_confirmed and self.idv == asked.idv
 
 
@@ -165,7 +193,8 @@ def _outlined(view: Paper) -> None:
 
 def _served(value: T, asked: PaperRef, view: Paper, *, pending: bool = False) -> Served[T]:
     meta = view.meta
-    return Served(value, asked, meta.idv, meta.version_confirmed, pending)
+    local = meta.source == "local"
+    return Served(value, asked, meta.idv, meta.version_confirmed, pending, local)
 
 
 def _check_range(name: str, value: float, bounds: tuple[float, float]) -> None:
@@ -360,6 +389,54 @@ def read(
     return ReadResult(meta.paper, meta.idv, shown_id, title, count, truncated, markdown)
 
 
+def read_since(
+    result: changes.Comparison,
+    anchor: str | None,
+    max_tokens: int | object = None,
+    door: Door = "rest",
+) -> ReadResult:
+    """A node's changes since another edition as CriticMarkup (SPEC §10 read since): its
+    blocks with their marks, unchanged blocks folded; the whole paper's changes for no anchor;
+    cut at `maxTokens` as any read (checked by the operations table, as `read`'s)."""
+    if max_tokens is WHOLE_NODE:
+        limit = sys.maxsize
+    elif max_tokens is None:
+        limit = DEFAULT_MAX_TOKENS
+    else:
+        limit = cast(int, max_tokens)
+    paper = result.new
+    meta = paper.meta
+    since = quote_path(result.old.meta.idv)
+    if anchor is not None and anchor.strip() == WHOLE_PAPER:
+        anchor = None
+    if anchor is None:
+        chunks = changes.whole_markdown(result).rstrip("\n").split("\n\n")
+        title, shown_id = paper.document.title.text, ""
+        fetch = f"/{meta.idv}/changes/{since}.md"
+    else:
+        node = paper.index.resolve(anchor).node
+        chunks = changes.node_chunks(result, node.id)
+        title = node.title.text if isinstance(node, Section) else ""
+        alias = paper.index.alias_of.get(node.id, node.id)
+        fetch = f"/{meta.idv}/sections/{alias}.md?since={since}"
+        shown_id = node.id
+    full = join(chunks)
+    whole = tokens_of(full)
+    if whole <= limit:
+        markdown, truncated, count = full, False, whole
+    else:
+        markdown, truncated = truncate(
+            chunks, limit, lambda remaining: _more(door, remaining, whole, fetch), whole=whole
+        )
+        count = tokens_of(markdown)
+    return ReadResult(meta.paper, meta.idv, shown_id, title, count, truncated, markdown)
+
+
+def quote_path(text: str) -> str:
+    """A reference as it goes in a path or query of ours (a legacy id keeps its slash)."""
+    return quote(text, safe="/")
+
+
 def permalink(meta: LoadedPaper, anchor: str | None) -> str | None:
     """The public address a person can quote for a node of this paper (refs.permalink)."""
     return refs.permalink(meta.paper, meta.idv, meta.source, anchor)
@@ -372,17 +449,26 @@ def text_hash(text: str) -> str:
 
 
 def _cite_answer(paper: Paper, located: Located, public_url: str) -> shapes.Cite:
-    text = plain_text(located.node)
-    section_id = located.section_id or located.top_id or located.node.id
+    node = located.node
+    text = plain_text(node)
+    section_id = located.section_id or located.top_id or node.id
+    reading = paper.reading()
+    prefix, suffix = reading.context(node.id)
+    link = permalink(paper.meta, node.id)
+    holder = node.id if isinstance(node, Section) else located.section_id
     return {
         "text": text,
         # no URL of this service where none is served (stdio, SPEC §7)
         "url": f"{public_url.rstrip('/')}/{paper.meta.idv}/sections/{section_id}.md"
         if public_url
         else None,
-        "anchor": located.node.id,
-        "permalink": permalink(paper.meta, located.node.id),
+        "anchor": node.id,
+        "permalink": link,
         "hash": text_hash(text),
+        "prefix": prefix,
+        "suffix": suffix,
+        "sectionPath": reading.section_path(holder),
+        "textFragment": reading.fragment(link, node.id, text),
     }
 
 
@@ -391,25 +477,153 @@ def cite(paper: Paper, anchor: str, public_url: str) -> shapes.Cite:
     return _cite_answer(paper, paper.index.resolve(anchor), public_url)
 
 
-def cite_text(paper: Paper, quote: object, public_url: str) -> shapes.Cite:
+def reanchor(
+    new: Paper, old: Paper, alignment: editions.Alignment, anchor: str, public_url: str
+) -> shapes.Cite:
+    """A node of the edition `old` found in `new` through their alignment (SPEC §10): its text
+    there with `status`, `confidence` and `was`; `not-found` naming the closest passage when
+    it is gone."""
+    located = old.index.resolve(anchor)
+    node = located.node
+    pair = alignment.of_old(node.id)
+    if pair is None:
+        # a node inside a block (a text run, a list item): the passage holding it
+        span = old.reading().spans.get(node.id)
+        if span is not None:
+            pair = alignment.of_old(old.reading().units[span[0]].anchor)
+    text = plain_text(node)
+    was: shapes.Was = {"idv": old.meta.idv, "anchor": node.id, "hash": text_hash(text)}
+    if pair is None or pair.new is None or pair.status not in ("same", "moved", "edited"):
+        where = f"{old.meta.idv} ({old.meta.source})"
+        detail = f"{node.id} of {where} is not in {new.meta.idv} ({new.meta.source})"
+        raise NotFound(detail + _closest(new, text))
+    answer = _cite_answer(new, new.index.nodes[pair.new], public_url)
+    answer["status"] = pair.status
+    answer["confidence"] = round(pair.confidence, 3)
+    answer["was"] = was
+    return answer
+
+
+def _closest(paper: Paper, text: str) -> str:
+    """`; the closest passage is <anchor> (score N): "…"`, or nothing for a text too short.
+
+    The closest by similarity (rapidfuzz ratio) of their first CLOSEST_CHARS characters, over
+    at most CLOSEST_PASSAGES passages: a hint that costs a few milliseconds (a partial search of
+    the whole quote took 66 ms on 2401.10225v1)."""
+    wanted = quotes.comparable(text)[:CLOSEST_CHARS]
+    if len(wanted) < quotes.QUOTE_RANGE[0]:
+        return ""
+    passages = paper.quotable()[:CLOSEST_PASSAGES]
+    found = process.extractOne(
+        wanted, [normal[:CLOSEST_CHARS] for _unit, normal in passages], scorer=fuzz.ratio
+    )
+    if found is None:
+        return ""
+    unit = passages[found[2]][0]
+    return f'; the closest passage is {unit.anchor} (score {int(found[1])}): "{shown(unit.text)}"'
+
+
+# What naming the closest passage of a gone one compares: passages and characters of each.
+CLOSEST_PASSAGES = 20_000
+CLOSEST_CHARS = 1_000
+
+
+def cite_text(
+    paper: Paper,
+    quote: object,
+    public_url: str,
+    prefix: object = None,
+    suffix: object = None,
+    *,
+    reveal: bool = True,
+) -> shapes.Cite:
     """The paragraph that contains `quote` (SPEC §4, cite by text): exact after normalisation,
     else the best fuzzy match of at least FUZZY_MIN_SCORE, else not-found naming the closest
-    (quotes.py, which bounds the cost)."""
+    (quotes.py, which bounds the cost). `prefix` and `suffix`, the text a stored Cite had
+    before and after the quote, tell apart passages that hold the same quote (SPEC §10). Without
+    `reveal` (a paper whose text a public server may not serve, SPEC §12) no more text than the
+    quote is answered: `text` is the quote as given, and the closest passage is named by its
+    anchor only."""
     wanted = quotes.checked_quote(quote)
+    before, after = _context_argument("prefix", prefix), _context_argument("suffix", suffix)
     passages = paper.quotable()
-    found = quotes.find(wanted, [normal for _unit, normal in passages])
+    normals = [normal for _unit, normal in passages]
+    found = quotes.find(wanted, normals)
     if found is not None and found.match != "none":
-        unit = passages[found.index][0]
+        index, confidence = found.index, _quote_confidence(found)
+        if found.match == "exact" and (before or after):
+            index, confidence = _by_context(wanted, normals, before, after)
+        unit = passages[index][0]
         answer = _cite_answer(paper, paper.index.resolve(unit.anchor), public_url)
         answer["match"] = "exact" if found.match == "exact" else "fuzzy"
         if found.match == "fuzzy":
             answer["score"] = int(found.score)
+        if not reveal:
+            # the quote and where it is; the passage's context is the paper's text
+            answer["text"] = " ".join(str(quote).split())
+            answer["prefix"], answer["suffix"], answer["textFragment"] = "", "", None
+        answer["status"] = "same" if found.match == "exact" else "edited"
+        answer["confidence"] = confidence
         return answer
     detail = f'No passage of {paper.meta.idv} contains "{shown(str(quote))}"'
     if found is not None:
         unit = passages[found.index][0]
-        detail += f'; the closest is {unit.anchor} (score {int(found.score)}): "{shown(unit.text)}"'
+        detail += f"; the closest is {unit.anchor} (score {int(found.score)})"
+        detail += f': "{shown(unit.text)}"' if reveal else ""
     raise NotFound(detail)
+
+
+# Passages holding the same quote compared by their context: at most this many.
+TWIN_CANDIDATES = 50
+
+
+def _context_argument(name: str, value: object) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise BadRequest(f"{name} must be text")
+    if len(value) > 4 * selectors.CONTEXT_CHARS:
+        raise BadRequest(
+            f"{name} is {len(value)} characters long: give at most {4 * selectors.CONTEXT_CHARS}"
+        )
+    return quotes.comparable(value)
+
+
+def _quote_confidence(found: quotes.Found) -> float:
+    """How likely a quote's passage is the right one: an exact match almost surely, a fuzzy one
+    less so the further its score is from 100."""
+    if found.match == "exact":
+        return 0.99
+    return round(max(0.5, min(0.97, 0.5 + (found.score - quotes.FUZZY_MIN_SCORE) / 20)), 3)
+
+
+def _by_context(wanted: str, normals: list[str], before: str, after: str) -> tuple[int, float]:
+    """Among the passages holding `wanted`, the one whose surrounding text is likest the stored
+    prefix and suffix, and a confidence from how far ahead of the next one it is."""
+    scored: list[tuple[float, int]] = []
+    for index, passage in enumerate(normals):
+        at = passage.find(wanted)
+        if at < 0:
+            continue
+        previous = normals[index - 1] if index > 0 else ""
+        following = normals[index + 1] if index + 1 < len(normals) else ""
+        left = selectors.tail(f"{previous} {passage[:at]}", max(len(before), 1))
+        right = selectors.head(f"{passage[at + len(wanted) :]} {following}", max(len(after), 1))
+        score = 0.0
+        if before:
+            score += fuzz.ratio(before, left) / 100
+        if after:
+            score += fuzz.ratio(after, right) / 100
+        scored.append((score, index))
+        if len(scored) >= TWIN_CANDIDATES:
+            break
+    scored.sort(key=lambda row: (-row[0], row[1]))
+    if len(scored) == 1:
+        return scored[0][1], 0.99
+    parts = (1 if before else 0) + (1 if after else 0)
+    margin = (scored[0][0] - scored[1][0]) / max(1, parts)
+    confidence = 0.97 if margin >= 0.3 else 0.9 if margin >= 0.1 else 0.5
+    return scored[0][1], confidence
 
 
 @overload
@@ -520,12 +734,72 @@ class PaperService:
     """
 
     def __init__(
-        self, loader: Loader, public_url: str, discovery: DiscoveryLike | None = None
+        self,
+        loader: Loader,
+        public_url: str,
+        discovery: DiscoveryLike | None = None,
+        images: Images | None = None,
+        *,
+        public: bool = False,
     ) -> None:
-        """The operations over `loader` (papers.Papers); discovery's over `discovery`."""
+        """The operations over `loader` (papers.Papers); discovery's over `discovery`,
+        the figures' image bytes over `images` (images.py); `public`: serve a paper's text only
+        where its licence allows (SPEC §12)."""
         self.loader = loader
         self.public_url = public_url.rstrip("/")
         self.discovery = discovery
+        self.images = images
+        self.public = public
+
+    # -- licences (SPEC §12) --------------------------------------------------------------------
+
+    async def licence(self, view: Paper) -> str | None:
+        """The paper's licence: its page's furniture, else its arXiv listing, else None."""
+        if view.document.license:
+            return view.document.license
+        if self.discovery is None or view.meta.paper.startswith("local/"):
+            return None
+        return await self.discovery.listing_licence(parse_ref(view.meta.idv))
+
+    async def _text_allowed(self, view: Paper) -> tuple[bool, str | None]:
+        """Whether this server may serve the paper's text, and its licence (looked up only in
+        public mode)."""
+        if not self.public:
+            return True, view.document.license
+        found = await self.licence(view)
+        return licence.allows_serving(found), found
+
+    async def _check_text(self, view: Paper, what: str, anchor: str | None = None) -> None:
+        """`forbidden` naming the licence and where to read the paper (the node `anchor` names,
+        by its permalink), when its text may not be served here (SPEC §12)."""
+        allowed, found = await self._text_allowed(view)
+        if allowed:
+            return
+        meta = view.meta
+        named = found or licence.UNKNOWN
+        if meta.paper.startswith("local/"):
+            where = "it is a local document"
+        elif anchor is not None:
+            node_id = (await asyncio.to_thread(view.index.resolve, anchor)).node.id
+            where = f"read it at {permalink(meta, node_id)} (https://arxiv.org/abs/{meta.idv})"
+        else:
+            where = f"read it at https://arxiv.org/abs/{meta.idv}"
+        raise Forbidden(
+            f"{what} of {meta.idv} is not served by this public server: the paper's licence "
+            f"({named}) does not allow redistribution; {where}"
+        )
+
+    async def check_text(self, reference: str, what: str) -> None:
+        """`forbidden` when the text of the paper `reference` names may not be served here
+        (`what` of it: its images, for the local directory's files)."""
+        if self.public:
+            await self._text(parse_ref(reference), what)
+
+    async def _text(self, ref: PaperRef, what: str) -> Paper:
+        """The paper `ref` names, checked to be one whose text may be served here."""
+        view = await self.paper(ref)
+        await self._check_text(view, what)
+        return view
 
     async def paper(
         self,
@@ -594,6 +868,16 @@ class PaperService:
                 answer["metadata"] = await asyncio.wait_for(early, OUTLINE_METADATA_WAIT_S)
             except TimeoutError:
                 log.info("the outline of %s answers before its metadata", ref.idv)
+        if self.public:
+            allowed, answer["license"] = await self._text_allowed(view)
+            if not allowed:
+                # the introduction's sentences are the paper's text; the abstract (and the
+                # TL;DR made of it) is arXiv's metadata, CC0
+                answer["contributions"] = None
+        metadata = answer["metadata"]
+        if metadata is not None and metadata["latestVersion"] >= 1:
+            # SPEC §10: the editions available, from the arXiv API's latest version
+            answer["versions"] = list(range(1, min(metadata["latestVersion"], 999) + 1))
         # an outline without metadata may have it later, when arXiv is asked at all
         pending = answer["metadata"] is None and early is not None and self._asks_arxiv()
         return _served(answer, ref, view, pending=pending)
@@ -686,6 +970,82 @@ class PaperService:
             raise BadRequest(f"days must be a whole number from 1 to 30 (got {days!r})")
         return await self._discovery().trends(category, days)
 
+    async def edition(self, paper: str | PaperRef, edition: str) -> Paper:
+        """Another edition of `paper` (SPEC §10): any reference of the same paper,
+        `local/<name>`, or relative to `paper`: `vN`, `arxiv`, `ar5iv`, `pdf`, fetched from that
+        one source only and cached as any paper."""
+        ref = paper if isinstance(paper, PaperRef) else parse_ref(paper)
+        edition_ref, source = editions.edition_of(ref, edition)
+        return await self.loader.edition(edition_ref, source)
+
+    async def aligned(
+        self, paper: str, since: str
+    ) -> tuple[Paper, Paper, editions.Alignment, PaperRef]:
+        """`paper`'s view, the edition `since`'s, and their alignment (kept with `paper`'s
+        view: a second call on the pair is a lookup), and the reference asked for."""
+        ref = parse_ref(paper)
+        new, old = await asyncio.gather(self.paper(ref), self.edition(ref, since))
+        key = editions.edition_key(old)
+        alignment = await asyncio.to_thread(new.aligned, key, lambda: editions.align(old, new))
+        return new, old, alignment, ref
+
+    async def compared(self, paper: str, since: str) -> Served[changes.Comparison]:
+        """`paper` compared with the edition `since` (SPEC §10), once per pair: kept with
+        `paper`'s view beside their alignment."""
+        new, old, alignment, ref = await self.aligned(paper, since)
+        key = f"changes:{editions.edition_key(old)}"
+        result = await asyncio.to_thread(
+            new.aligned, key, lambda: changes.compare(old, new, alignment)
+        )
+        # an answer about two editions lasts as long as the shorter-lived: pinned only when the
+        # edition `since` is a confirmed version too (ar5iv's one rendering may be redone)
+        lasting = old.meta.version_confirmed and old.meta.version is not None
+        local = "local" in (new.meta.source, old.meta.source)
+        confirmed = new.meta.version_confirmed and lasting
+        return Served(result, ref, new.meta.idv, confirmed, local_file=local)
+
+    async def compared_text(self, paper: str, since: str, what: str) -> Served[changes.Comparison]:
+        """`compared`, for an answer that shows the paper's text: refused in public mode where
+        the licence does not allow serving it (SPEC §12)."""
+        compared = await self.compared(paper, since)
+        await self._check_text(await self.paper(compared.asked), what)
+        return compared
+
+    async def outline_since(self, paper: str, since: str) -> Served[shapes.Outline]:
+        """The outline with each section's change since the edition `since`, and `changes`."""
+        found, compared = await asyncio.gather(self.outline(paper), self.compared(paper, since))
+        marked = changes.marked_outline(found.value, compared.value)
+        return Served(marked, found.asked, found.idv, found.version_confirmed, found.pending)
+
+    async def read_since(
+        self,
+        paper: str,
+        anchor: str | None,
+        since: str,
+        max_tokens: int | object = None,
+        door: Door = "rest",
+    ) -> Served[ReadResult]:
+        """A node's changes since the edition `since` as CriticMarkup (SPEC §10)."""
+        compared = await self.compared_text(paper, since, "The changes of its text")
+        result = await asyncio.to_thread(read_since, compared.value, anchor, max_tokens, door)
+        return compared.carrying(result)
+
+    async def references_since(self, paper: str, since: str) -> Served[shapes.ReferenceAnswer]:
+        """The bibliography entries added and removed since the edition `since`."""
+        compared = await self.compared(paper, since)
+        return compared.carrying(changes.references_shape(compared.value))
+
+    async def changes(self, paper: str, since: str) -> Served[shapes.Changes]:
+        """`Changes` with every section's change (GET /{paper}/changes/{since}.json)."""
+        compared = await self.compared(paper, since)
+        return compared.carrying(changes.changes_shape(compared.value, per_section=True))
+
+    async def changes_markdown(self, paper: str, since: str) -> Served[str]:
+        """The whole paper's changes as CriticMarkup (GET /{paper}/changes/{since}.md)."""
+        compared = await self.compared_text(paper, since, "The changes of its text")
+        text = await asyncio.to_thread(changes.whole_markdown, compared.value)
+        return compared.carrying(text)
+
     async def on_paper(self, paper: str, pure: Callable[[Paper], T]) -> Served[T]:
         """Any operation on one paper: the paper loaded, `pure` run on it in a worker thread."""
         ref = parse_ref(paper)
@@ -693,9 +1053,10 @@ class PaperService:
         return _served(await asyncio.to_thread(pure, view), ref, view)
 
     async def view(self, paper: str) -> Served[Paper]:
-        """The paper's view itself (anchor index, renderings), for an adapter that draws it."""
+        """The paper's view itself (anchor index, renderings), for an adapter that draws its
+        text (a section's page)."""
         ref = parse_ref(paper)
-        view = await self.paper(ref)
+        view = await self._text(ref, "The text")
         return _served(view, ref, view)
 
     async def read(
@@ -710,7 +1071,7 @@ class PaperService:
         """A node's Markdown (SPEC §4 read); the whole paper for no anchor; `anchors` marks
         each citable block with its anchor (SPEC §11)."""
         ref = parse_ref(paper)
-        view = await self.paper(ref)
+        view = await self._text(ref, "The text")
         if view.rendered(anchor, anchors=anchors):
             return _served(read(view, anchor, max_tokens, door, anchors=anchors), ref, view)
         result = await asyncio.to_thread(
@@ -722,15 +1083,36 @@ class PaperService:
         """A node's exact text and the URLs to quote it by (SPEC §4 cite)."""
         ref = parse_ref(paper)
         view = await self.paper(ref)
+        # refused with the node's permalink: where to quote it from
+        await self._check_text(view, f"The text of {shown(anchor)}", anchor)
         return _served(await asyncio.to_thread(cite, view, anchor, self.public_url), ref, view)
 
-    async def cite_text(self, paper: str, text: object) -> Served[shapes.Cite]:
-        """The paragraph that holds a quote (SPEC §4, cite by text)."""
+    async def cite_text(
+        self, paper: str, text: object, prefix: object = None, suffix: object = None
+    ) -> Served[shapes.Cite]:
+        """The paragraph that holds a quote (SPEC §4, cite by text), told apart from others
+        holding it by `prefix` and `suffix` (SPEC §10)."""
         quotes.checked_quote(text)  # before the paper is fetched, and before any normalising
+        _context_argument("prefix", prefix)
+        _context_argument("suffix", suffix)
         ref = parse_ref(paper)
         view = await self.paper(ref)
-        found = await asyncio.to_thread(cite_text, view, text, self.public_url)
+        reveal, _ = await self._text_allowed(view)
+        found = await asyncio.to_thread(
+            functools.partial(cite_text, reveal=reveal), view, text, self.public_url, prefix, suffix
+        )
         return _served(found, ref, view)
+
+    async def reanchor(self, paper: str, anchor: str, since: str) -> Served[shapes.Cite]:
+        """The node `anchor` of the edition `since`, found in `paper` (SPEC §10)."""
+        view, old, alignment, ref = await self.aligned(paper, since)
+        await self._check_text(view, f"The text of {shown(anchor)} of {since}")
+        answer = await asyncio.to_thread(reanchor, view, old, alignment, anchor, self.public_url)
+        # the answer is as lasting as the less lasting of the two editions (REST's caching)
+        lasting = old.meta.version is not None and old.meta.version_confirmed
+        meta = view.meta
+        local = "local" in (meta.source, old.meta.source)
+        return Served(answer, ref, meta.idv, meta.version_confirmed and lasting, local_file=local)
 
     async def references(self, paper: str) -> Served[shapes.References]:
         """The paper's bibliography, parsed, with the arXiv ids S2 knows for entries without."""
@@ -772,21 +1154,52 @@ class PaperService:
                 "idv": whole.value["idv"],
                 "references": whole.value["references"],
             }
-            return Served(answer, whole.asked, whole.idv, whole.version_confirmed)
+            return whole.carrying(answer)
         one = await self.reference(paper, reference_id)
         answer = {"idv": one.idv, "reference": one.value}
-        return Served(answer, one.asked, one.idv, one.version_confirmed)
+        return one.carrying(answer)
 
     async def figure(self, paper: str, anchor: str) -> Served[shapes.Figure | shapes.Table]:
         """A figure or a table (SPEC §4 figure)."""
         ref = parse_ref(paper)
-        view = await self.paper(ref)
+        view = await self._text(ref, f"The caption of {shown(anchor)}")
         return _served(await asyncio.to_thread(figure, view, anchor), ref, view)
+
+    async def figure_with_images(self, paper: str, anchor: str) -> Served[Figured]:
+        """A figure or a table with its first MAX_IMAGES images as bytes (SPEC §11); an image
+        that cannot be had is said in `missing` instead."""
+        found = await self.figure(paper, anchor)
+        view = await self.paper(found.asked)
+        images: list[Image] = []
+        missing: list[str] = []
+        for number, url in enumerate(found.value["images"][:MAX_IMAGES], start=1):
+            try:
+                images.append(await self._images().image(view.meta, url, f"image {number}"))
+            except PaperAnchorError as exc:
+                missing.append(f"image {number} is not included: {exc.wire_text()}")
+        answer = Figured(found.value, tuple(images), tuple(missing))
+        return Served(answer, found.asked, found.idv, found.version_confirmed)
+
+    async def figure_image(self, paper: str, anchor: str, number: int) -> Served[Image]:
+        """The `number`th image of a figure or a table (from 1), as bytes (SPEC §11)."""
+        found = await self.figure(paper, anchor)
+        urls = found.value["images"]
+        if not 1 <= number <= len(urls):
+            has = f"has {len(urls)} image{'s' if len(urls) != 1 else ''}"
+            raise NotFound(f"{found.value['id']} of {found.idv} {has}, no image {number}")
+        view = await self.paper(found.asked)
+        image = await self._images().image(view.meta, urls[number - 1], f"image {number}")
+        return Served(image, found.asked, found.idv, found.version_confirmed)
+
+    def _images(self) -> Images:
+        if self.images is None:
+            raise NotFound("Figures' images are not served here")
+        return self.images
 
     async def equation(self, paper: str, anchor: str) -> Served[shapes.Equation]:
         """An equation or a group of them (SPEC §4 equation)."""
         ref = parse_ref(paper)
-        view = await self.paper(ref)
+        view = await self._text(ref, f"The equation {shown(anchor)}")
         return _served(await asyncio.to_thread(equation, view, anchor), ref, view)
 
     async def search_paper(
@@ -794,5 +1207,5 @@ class PaperService:
     ) -> Served[list[shapes.SearchHit]]:
         """Paragraphs of the paper holding the query's words (SPEC §4 search_paper)."""
         ref = parse_ref(paper)
-        view = await self.paper(ref)
+        view = await self._text(ref, "Search snippets")
         return _served(await asyncio.to_thread(search_paper, view, query, limit), ref, view)

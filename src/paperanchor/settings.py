@@ -51,6 +51,13 @@ class Settings(BaseSettings):
     ar5iv_url: str = "https://ar5iv.labs.arxiv.org/html"
     # the last source (SPEC §2): a paper's PDF, read into the tree from its text layer
     arxiv_pdf_url: str = "https://arxiv.org/pdf"
+    # SPEC §12: the arXiv listing (abs page) a public server reads a paper's licence from when
+    # the page's furniture names none; an empty URL leaves such a licence unknown.
+    arxiv_abs_url: str = "https://arxiv.org/abs"
+    # SPEC §12: a server anyone can reach serves the text of a paper only where its licence
+    # allows; bearer tokens (sha256 hex digests, one a line) guard every route but /healthz.
+    public: bool = False
+    auth_tokens_file: Path | None = None
     # Discovery (SPEC §4): the arXiv API and Semantic Scholar; an empty URL turns it off.
     arxiv_api_url: str = "https://export.arxiv.org/api/query"
     s2_url: str = "https://api.semanticscholar.org/graph/v1"
@@ -121,14 +128,26 @@ class Settings(BaseSettings):
         return int(self.memory_mb * 1024 * 1024)
 
     @field_validator(
-        "public_url", "cache_url", "local_dir", "s2_api_key", "s2_gap_s", mode="before"
+        "public_url",
+        "cache_url",
+        "local_dir",
+        "s2_api_key",
+        "s2_gap_s",
+        "auth_tokens_file",
+        mode="before",
     )
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator(
-        "arxiv_html_url", "ar5iv_url", "arxiv_pdf_url", "public_url", "arxiv_api_url", "s2_url"
+        "arxiv_html_url",
+        "ar5iv_url",
+        "arxiv_pdf_url",
+        "public_url",
+        "arxiv_api_url",
+        "s2_url",
+        "arxiv_abs_url",
     )
     @classmethod
     def _http_base(cls, value: str | None, info: ValidationInfo) -> str | None:

@@ -29,6 +29,8 @@ ErrorCode = Literal[
     "rate-limited",
     "upstream-error",
     "unavailable",
+    "forbidden",
+    "unauthorized",
     "internal",
 ]
 
@@ -59,6 +61,17 @@ class Section(TypedDict):
     tokens: int
     errors: int
     children: list[Section]
+    change: NotRequired[
+        Annotated[
+            Literal["same", "edited", "added", "moved"],
+            Field(description="with since only: what became of the section (SPEC §10)"),
+        ]
+    ]
+    changed: NotRequired[
+        Annotated[
+            int, Field(description="with since only: its blocks (subsections' too) that differ")
+        ]
+    ]
 
 
 @with_config(SHAPE)
@@ -95,6 +108,77 @@ class Outline(TypedDict):
             description="the arXiv API's metadata; null for a local document, or when the API "
             "did not answer in time (a later outline has it)"
         ),
+    ]
+    changes: NotRequired[
+        Annotated[Changes, Field(description="with since only: what changed (SPEC §10)")]
+    ]
+    versions: NotRequired[
+        Annotated[list[int], Field(description="the paper's versions, from the arXiv API")]
+    ]
+
+
+@with_config(SHAPE)
+class ChangeCounts(TypedDict):
+    same: int
+    edited: int
+    added: int
+    moved: int
+    removed: int
+
+
+@with_config(SHAPE)
+class AddedRemoved(TypedDict):
+    added: int
+    removed: int
+
+
+@with_config(SHAPE)
+class RemovedSection(TypedDict):
+    id: str
+    number: str | None
+    title: str
+
+
+@with_config(SHAPE)
+class NumberChange(TypedDict):
+    anchor: Annotated[str, Field(description="the block of the new edition that says it")]
+    old: str
+    new: str
+
+
+@with_config(SHAPE)
+class SectionChange(TypedDict):
+    id: str
+    number: str | None
+    title: str
+    change: Literal["same", "edited", "added", "moved"]
+    changed: int
+
+
+@with_config(SHAPE)
+class Changes(TypedDict):
+    """What changed from the edition `since` to `to` (SPEC §10): counts per kind of block."""
+
+    since: str
+    to: str
+    sections: ChangeCounts
+    paragraphs: ChangeCounts
+    equations: ChangeCounts
+    tables: ChangeCounts
+    figures: ChangeCounts
+    references: AddedRemoved
+    removed: Annotated[
+        list[RemovedSection], Field(description="the sections of since that are gone")
+    ]
+    numbers: Annotated[
+        list[NumberChange],
+        Field(description="numbers that changed inside a paragraph or a table cell"),
+    ]
+    sectionList: NotRequired[
+        Annotated[
+            list[SectionChange],
+            Field(description="REST only: every section of the new edition with its change"),
+        ]
     ]
 
 
@@ -140,6 +224,16 @@ class SectionText(TypedDict):
     markdown: str
 
 
+CiteStatus = Literal["same", "moved", "edited"]
+
+
+@with_config(SHAPE)
+class Was(TypedDict):
+    idv: str
+    anchor: str
+    hash: str
+
+
 @with_config(SHAPE)
 class Cite(TypedDict):
     text: str
@@ -163,6 +257,20 @@ class Cite(TypedDict):
         ]
     ]
     score: NotRequired[Annotated[int, Field(description="cite by text, fuzzy only: 90-100")]]
+    prefix: Annotated[str, Field(description="<=32 chars of text before it")]
+    suffix: Annotated[str, Field(description="<=32 chars of text after it")]
+    sectionPath: Annotated[list[str], Field(description="its sections, outermost first")]
+    textFragment: Annotated[str | None, Field(description="permalink with a text directive")]
+    status: NotRequired[
+        Annotated[
+            CiteStatus,
+            Field(description="re-anchored: same, moved (same text) or edited"),
+        ]
+    ]
+    confidence: NotRequired[
+        Annotated[float, Field(description="calibrated probability it is right")]
+    ]
+    was: NotRequired[Annotated[Was, Field(description="the node it came from")]]
 
 
 @with_config(SHAPE)
@@ -257,6 +365,13 @@ class ReferenceAnswer(TypedDict):
     ]
     reference: NotRequired[
         Annotated[Reference, Field(description="the entry asked for by id, with citedIn")]
+    ]
+    since: NotRequired[Annotated[str, Field(description="with since: the older edition's idv")]]
+    added: NotRequired[
+        Annotated[list[Reference], Field(description="with since: entries only this edition has")]
+    ]
+    removed: NotRequired[
+        Annotated[list[Reference], Field(description="with since: entries only since has")]
     ]
 
 

@@ -183,10 +183,11 @@ class Sources:
         async for page in self._local(ref, directory):
             yield page
 
-    def network(self, ref: PaperRef) -> list[Ask]:
+    def network(self, ref: PaperRef, only: str | None = None) -> list[Ask]:
         """The network sources configured, in the order they are asked: arXiv's HTML, ar5iv,
-        then arXiv's PDF. `NotFound` where none may be asked: for a local reference (asked
-        only when the local directory has no file for it) and offline."""
+        then arXiv's PDF (`only`: that one source, "arxiv", "ar5iv" or "pdf"). `NotFound` where
+        none may be asked: for a local reference (asked only when the local directory has no
+        file for it) and offline."""
         settings = self.settings
         if ref.is_local:
             raise NotFound(
@@ -200,11 +201,11 @@ class Sources:
                 "fetches nothing from arXiv or ar5iv"
             )
         asks: list[Ask] = []
-        if settings.arxiv_html_url:
+        if settings.arxiv_html_url and only in (None, "arxiv"):
             asks.append(functools.partial(self._arxiv, ref, settings.arxiv_html_url))
-        if settings.ar5iv_url:
+        if settings.ar5iv_url and only in (None, "ar5iv"):
             asks.append(functools.partial(self._ar5iv, ref, settings.ar5iv_url))
-        if settings.arxiv_pdf_url:
+        if settings.arxiv_pdf_url and only in (None, "pdf"):
             asks.append(functools.partial(self._pdf, ref, settings.arxiv_pdf_url))
         return asks
 
@@ -598,6 +599,8 @@ def local_files(directory: Path, limit: int = LISTED_LOCAL_FILES) -> tuple[list[
     except OSError:
         return [], 0
     pages = {_page_stem(name) for name in names if not name.endswith(".pdf")}
+    unlisted = _unlisted(directory)
+    names = [name for name in names if name not in unlisted]
     found: list[LocalFile] = []
     skipped = 0
     for name in names:
@@ -645,4 +648,26 @@ def _local_title(path: Path) -> str | None:
     end = lowered.find(b"</title", opened, opened + 1 + _TITLE_CHARS)
     raw = head[opened + 1 : end if end >= 0 else opened + 1 + _TITLE_CHARS]
     title = " ".join(unescape(raw.decode("utf-8", "replace")).split())
+    # ar5iv's and arXiv's listings' <title> opens with the id: `[1808.08002] Polynomial …`
+    title = _ID_PREFIX.sub("", title)
     return title[:300] or None
+
+
+_ID_PREFIX = re.compile(
+    r"^\[(?:\d{4}\.\d{4,5}|[a-z]+(?:-[a-z]+)*(?:\.[A-Z]{2})?/\d{7})(?:v\d{1,4})?\]\s+", re.ASCII
+)
+# A file of the local directory that names pages to leave off the landing page, one file name a
+# line (`#` starts a comment): test fixtures and drafts open by reference, not as samples.
+UNLISTED = ".unlisted"
+_UNLISTED_BYTES = 64 * 1024
+
+
+def _unlisted(directory: Path) -> frozenset[str]:
+    """The file names the directory's UNLISTED file names (none when it has none)."""
+    try:
+        with (directory / UNLISTED).open("rb") as stream:
+            raw = stream.read(_UNLISTED_BYTES)
+    except OSError:
+        return frozenset()
+    lines = raw.decode("utf-8", "replace").splitlines()
+    return frozenset(name for line in lines if (name := line.split("#", 1)[0].strip()))

@@ -83,6 +83,17 @@ class Figure:
 
 
 @dataclass(frozen=True, slots=True)
+class CellSpan:
+    """A cell of a table's grid that covers more than one position: its first row and column,
+    and how many rows and columns it covers (clipped to the grid)."""
+
+    row: int
+    col: int
+    rows: int
+    cols: int
+
+
+@dataclass(frozen=True, slots=True)
 class Table:
     """A table float (or a bare tabular): cells as plain text and as Markdown."""
 
@@ -100,6 +111,9 @@ class Table:
     """Whether the grid reached the parser's cap (100,000 cells) and later rows were left out."""
     notes: tuple[str, ...] = ()
     """Footnotes its caption and cells reference."""
+    spans: tuple[CellSpan, ...] = ()
+    """Its spanning cells: `rows` repeat such a cell in each position it covers (SPEC §5), a
+    page draws it once, spanning them."""
 
 
 @dataclass(frozen=True, slots=True)

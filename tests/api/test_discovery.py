@@ -381,9 +381,13 @@ def test_the_outline_carries_the_papers_metadata(api, replay):
     outline = json_of(response, models.Outline)
     assert outline["metadata"] == api.get("/2104.12255v1/metadata.json").json()
     assert outline["metadata"]["title"] == "0"
+    # SPEC §10: the editions available, from the API's latest version
+    latest = outline["metadata"]["latestVersion"]
+    assert outline["versions"] == list(range(1, latest + 1))
     # the metadata changes (a journal reference, a new version): kept an hour, not a year
     assert response.headers["cache-control"] == LATEST
-    assert api.get("/local/full/outline.json").json()["metadata"] is None
+    local = api.get("/local/full/outline.json").json()
+    assert local["metadata"] is None and "versions" not in local
 
 
 def outline_until_metadata(client: httpx.Client, path: str, seconds: float) -> tuple[Any, float]:

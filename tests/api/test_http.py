@@ -29,7 +29,7 @@ LATEST = "public, max-age=3600"
         ("/2501.11120v1", IMMUTABLE),  # the HTML page
         # ar5iv keeps one rendering per paper: the v1 asked for is not confirmed
         ("/2307.00235v1/references.json", LATEST),
-        (f"/{LEGACY}/outline.json", IMMUTABLE),  # a version, from the local directory
+        (f"/{LEGACY}/outline.json", "no-cache"),  # a version, but a local file can change
         ("/local/short/outline.json", "no-cache"),  # a local file can change: revalidate
     ],
 )

@@ -199,7 +199,8 @@ FAILURES = [
     (
         "cite",
         {**S1, "page": 2},
-        "bad-request: cite takes no argument page (it takes paper, anchor, text)",
+        "bad-request: cite takes no argument page "
+        "(it takes paper, anchor, text, from, prefix, suffix)",
     ),
     ("references", {**FULL, "id": "[99]"}, "/local/full/references/%5B99%5D.json"),
     ("figure", {**FULL, "anchor": "E1"}, "/local/full/figures/E1.json"),

@@ -217,7 +217,7 @@ def test_a_bad_reference_on_the_landing_page_is_a_400_page(http):
 def test_a_method_other_than_get_is_405_with_allow(http):
     response = http.post("/local/full/outline.json")
 
-    assert response.status_code == 405 and response.headers["allow"] == "GET"
+    assert response.status_code == 405 and response.headers["allow"] == "GET, HEAD"
     assert error_of(response)["code"] == "bad-request"
 
 

@@ -21,6 +21,7 @@ removed from the low-level server's handler table (`_drop_handlers`: no public w
 
 from __future__ import annotations
 
+import base64
 import inspect
 import json
 import logging
@@ -28,11 +29,19 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import version
 from typing import Annotated, Any, NamedTuple
 
+from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp_types import (
+    CallToolResult,
+    ImageContent,
+    InputRequiredResult,
+    TextContent,
+    ToolAnnotations,
+)
 from mcp_types import Tool as WireTool
 from pydantic import BeforeValidator, Field, ValidationError
 from pydantic_core import PydanticCustomError
@@ -90,12 +99,19 @@ Kinds: dict[str, Any] = {
     "integer": Annotated[int, _not_boolean("int")],
     "number": Annotated[float, _not_boolean("float")],
     "texts": list[str],
+    "boolean": bool,
 }
 
 
-def build_server(service: PaperService, *, tools: ToolSet = "reader") -> ToolServer:
+def build_server(
+    service: PaperService,
+    *,
+    tools: ToolSet = "reader",
+    auth: tuple[AuthSettings, TokenVerifier] | None = None,
+) -> ToolServer:
     """The tools of `tools` over `service`, one for each operation of the table that lists it:
-    `reader` the seven reading tools, `all` the four discovery tools too."""
+    `reader` the seven reading tools, `all` the four discovery tools too; `auth`, the SDK's
+    bearer-token guard of its HTTP route (api/auth.py)."""
     listed = [_tool(operation, service) for operation in operations.listed(tools)]
     return ToolServer(
         "paperanchor",
@@ -105,6 +121,8 @@ def build_server(service: PaperService, *, tools: ToolSet = "reader") -> ToolSer
         tools=listed,
         log_level="WARNING",
         middleware=[_call_shape],
+        auth=auth[0] if auth is not None else None,
+        token_verifier=auth[1] if auth is not None else None,
     )
 
 
@@ -127,7 +145,7 @@ async def _call_shape(ctx: ServerRequestContext[Any, Any], call_next: CallNext) 
 
 def _parameter(argument: operations.Argument) -> inspect.Parameter:
     """An argument of the table as a parameter the SDK reads a schema and a validator from."""
-    described = Field(description=argument.help)
+    described = Field(description=argument.help or None)  # none said: none sent
     annotation: Any
     default: Any
     if argument.blank:
@@ -152,7 +170,18 @@ def _function(operation: operations.Operation, service: PaperService) -> Callabl
         value = operations.value_of(found)
         if operation.tool is None:  # Markdown text, not JSON
             return CallToolResult(content=[TextContent(type="text", text=value.markdown)])
-        return _json_result(operation.tool(value))
+        result = _json_result(operation.tool(value))
+        # a figure's images for a model that reads them (SPEC §11), and why any is missing
+        result.content += [TextContent(type="text", text=note) for note in operation.notes(value)]
+        result.content += [
+            ImageContent(
+                type="image",
+                data=base64.b64encode(image.data).decode(),
+                mime_type=image.media_type,
+            )
+            for image in operation.images(value)
+        ]
+        return result
 
     call.__name__ = call.__qualname__ = operation.name
     call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]

@@ -108,7 +108,7 @@ def shallow_schema(*models: Any) -> dict[str, Any]:
 
 
 def compact(schema: dict[str, Any], drop: tuple[str, ...] = ("title",)) -> dict[str, Any]:
-    """A JSON schema without the annotations named in `drop` and null defaults, `X | None`
+    """A JSON schema without the annotations named in `drop` and null or blank defaults, `X | None`
     written as a list of types."""
     compacted: dict[str, Any] = _compact(schema, drop)
     return compacted
@@ -123,7 +123,7 @@ def _compact(node: Any, drop: tuple[str, ...]) -> Any:
     for key, value in node.items():
         if key in drop and isinstance(value, str):
             continue
-        if key == "default" and value is None:
+        if key == "default" and value in (None, ""):  # absent and blank text mean the same
             continue
         if key == "properties":
             out[key] = {name: _compact(sub, drop) for name, sub in value.items()}

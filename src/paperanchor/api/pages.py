@@ -18,9 +18,9 @@ from urllib.parse import quote, urlsplit
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
-from paperanchor import __version__, refs
+from paperanchor import __version__, changes, licence, refs
 from paperanchor.api import rest
 from paperanchor.discovery import query
 from paperanchor.errors import PaperAnchorError
@@ -38,12 +38,42 @@ templates = Environment(
     lstrip_blocks=True,
 )
 templates.filters["path"] = lambda value: quote(str(value), safe="/")
+templates.filters["linked"] = lambda value: linked(str(value))
 templates.globals["version"] = __version__
 
 router = APIRouter()
 
 # Papers of this process's memory listed on the landing page, most recent first.
 RECENT_PAPERS = 20
+
+
+# A web address in an abstract ("code at https://github.com/x/y."): http(s) only, up to a
+# space, a quote or an angle bracket, bounded; what closes a sentence after it is not its own.
+_URL = re.compile(r"\bhttps?://[^\s<>\"'`]{1,2000}", re.ASCII | re.IGNORECASE)
+_TRAILING = ".,;:!?'\""
+
+
+def linked(text: str) -> Markup:
+    """`text` escaped, its http(s) addresses made links (nothing else of it is markup)."""
+    parts: list[str] = []
+    last = 0
+    for match in _URL.finditer(text):
+        url = match.group(0)
+        # a closing bracket the address did not open, and a sentence's end, stay text
+        while url and (
+            url[-1] in _TRAILING
+            or (url[-1] == ")" and url.count("(") < url.count(")"))
+            or (url[-1] == "]" and url.count("[") < url.count("]"))
+        ):
+            url = url[:-1]
+        if not urlsplit(url).netloc:
+            continue
+        parts.append(str(escape(text[last : match.start()])))
+        href = escape(url)
+        parts.append(f'<a href="{href}" rel="nofollow noopener noreferrer">{href}</a>')
+        last = match.start() + len(url)
+    parts.append(str(escape(text[last:])))
+    return Markup("".join(parts))
 
 
 def render(name: str, **context: Any) -> str:
@@ -152,15 +182,25 @@ def _pages(search: dict[str, Any]) -> dict[str, int | None]:
 async def section_page(
     request: Request, paper: rest.PaperPath, anchor: rest.AnchorPath
 ) -> Response:
-    if rest.prefers_json(request.headers.get("accept")):
-        result = await rest.service(request).read(paper, anchor, rest.WHOLE)
-        body = rest.dumps(result.value.to_json())
-        return rest.answer(request, result, body, rest.JSON_TYPE, vary_accept=True)
+    accept = request.headers.get("accept")
+    if rest.prefers_json(accept) or rest.prefers_markdown(accept):
+        return await _read_answer(request, paper, anchor, json=rest.prefers_json(accept))
     view = await rest.service(request).view(paper)
     # resolving an unknown anchor matches it fuzzily, and drawing a section's formulas takes up
     # to 0.8 s (1311.0066's section 4, 413 formulas): never on the event loop
     page = await asyncio.to_thread(_section_page, view.value, anchor)
     return rest.answer(request, view, page.encode(), rest.HTML_TYPE, vary_accept=True)
+
+
+async def _read_answer(request: Request, paper: str, anchor: str | None, *, json: bool) -> Response:
+    """The node (the whole paper for no anchor) as the JSON or Markdown route answers it, for
+    a client whose `Accept` asks a page's address for that."""
+    result = await rest.service(request).read(paper, anchor, rest.WHOLE)
+    if json:
+        body, media_type = rest.dumps(result.value.to_json()), rest.JSON_TYPE
+    else:
+        body, media_type = result.value.markdown.encode(), rest.MARKDOWN_TYPE
+    return rest.answer(request, result, body, media_type, vary_accept=True)
 
 
 def _section_page(view: Paper, anchor: str) -> str:
@@ -210,6 +250,59 @@ def section_html(view: Paper, anchor: str) -> str:
     )
 
 
+# What changed since another edition, as an HTML page (SPEC §10).
+@router.get(
+    "/{paper:path}/changes/{since:path}",
+    summary="What changed since another edition: an HTML page with <ins>/<del> and MathML, "
+    "each section linked to its page, unchanged sections folded",
+    response_class=HTMLResponse,
+    responses=rest.error_responses(rest.HTML_TYPE),
+)
+async def changes_page(request: Request, paper: rest.PaperPath, since: str) -> Response:
+    compared = await rest.service(request).compared_text(paper, since, "The changes of its text")
+    page = await asyncio.to_thread(_changes_html, compared.value)
+    return rest.answer(request, compared, page.encode(), rest.HTML_TYPE)
+
+
+def _changes_html(result: changes.Comparison) -> str:
+    new = result.new
+    idv = new.meta.idv
+    since = result.old.meta.idv
+
+    def section_href(node_id: str) -> str:
+        return f"/{quote(idv, safe='/')}/sections/{quote(node_id, safe='')}"
+
+    shown, gone = changes.page_sections(result)
+    numbers = [{**number, "href": section_href(number["anchor"])} for number in result.numbers]
+    base = f"/{quote(idv, safe='/')}/changes/{quote(since, safe='/')}"
+    return render(
+        "changes.html",
+        paper_title=new.document.title.text or idv,
+        idv=idv,
+        since=since,
+        markdown_href=f"{base}.md",
+        json_href=f"{base}.json",
+        numbers=numbers,
+        summary=changes.summary(result),
+        sections=[
+            {**_section_view(section), "href": section_href(section.id)} for section in shown
+        ],
+        removed=[_section_view(section) for section in gone],
+    )
+
+
+def _section_view(section: changes.PageSection) -> dict[str, Any]:
+    return {
+        "id": section.id,
+        "label": section.label,
+        # HTML built by render/html.py, every string of the paper escaped there
+        "heading": Markup(section.heading),
+        "change": section.change,
+        "changed": section.changed,
+        "body": Markup(section.body),
+    }
+
+
 # A paper's outline as an HTML page, or its Outline JSON when Accept prefers it.
 @router.get(
     "/{paper:path}",
@@ -226,8 +319,14 @@ def section_html(view: Paper, anchor: str) -> str:
     },
 )
 async def outline_page(request: Request, paper: rest.PaperPath) -> Response:
-    if rest.prefers_json(request.headers.get("accept")):
+    moved = _moved(paper)
+    if moved is not None:
+        return RedirectResponse(moved, status_code=308)
+    accept = request.headers.get("accept")
+    if rest.prefers_json(accept):
         return await rest.outline_answer(request, paper, vary_accept=True)
+    if rest.prefers_markdown(accept):
+        return await _read_answer(request, paper, None, json=False)
     served = await rest.service(request).outline(paper)
     outline = served.value
 
@@ -236,19 +335,46 @@ async def outline_page(request: Request, paper: rest.PaperPath) -> Response:
         return refs.permalink(outline["paper"], outline["idv"], outline["source"], anchor)
 
     metadata = outline["metadata"]
+    public = request.app.state.settings.public
     page = render(
         "outline.html",
         outline=outline,
+        # SPEC §12: a public server shows the structure of a paper it may not serve the text of
+        text_served=not public or licence.allows_serving(outline["license"]),
+        arxiv_abs=None if parse_ref(outline["paper"]).is_local else _abs_link(outline["idv"]),
         source_link=source_link,
         metadata=metadata,
         doi_link=_doi_link(metadata["doi"]) if metadata is not None else None,
         pending=served.pending,
-        is_arxiv=not parse_ref(outline["paper"]).is_local,
+        # the BibTeX is made of arXiv's metadata: linked where the API is asked, or where the
+        # metadata is kept (offline, an outline that shows it can make it too)
+        bibtex=not parse_ref(outline["paper"]).is_local
+        and (request.app.state.discovery.asks_arxiv or metadata is not None),
     )
     cache = rest.outline_cache_control(served)
     return rest.answer(
         request, served, page.encode(), rest.HTML_TYPE, vary_accept=True, cache=cache
     )
+
+
+def _abs_link(idv: str) -> str:
+    return f"https://arxiv.org/abs/{quote(idv, safe='/')}"
+
+
+def _moved(paper: str) -> str | None:
+    """Where a page's address a reader typed by habit lives: arXiv's own paths with this host
+    (`/abs/1706.03762v7`, `/pdf/1706.03762v7.pdf`, `/html/…`) and a trailing slash
+    (`/local/short/`) open the paper's page. The address is rebuilt from the parsed reference,
+    never from the path (`//evil.example/` must not become a redirect to another site)."""
+    ref = refs.arxiv_page_path(paper)
+    if ref is None and paper.endswith("/"):
+        try:
+            ref = parse_ref(paper.rstrip("/"))
+        except PaperAnchorError:
+            return None
+    if ref is None:
+        return None
+    return "/" + quote(ref.idv if not ref.is_local else ref.paper, safe="/")
 
 
 # A DOI as arXiv records it: `10.` and a registrant, then anything but spaces (bounded).

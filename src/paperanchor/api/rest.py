@@ -14,6 +14,7 @@ import inspect
 import json
 import math
 import pathlib
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Annotated, Any
@@ -25,7 +26,7 @@ from pydantic import TypeAdapter
 from paperanchor import compact, operations
 from paperanchor.api import models
 from paperanchor.api.files import read_image
-from paperanchor.errors import NotFound, PaperAnchorError
+from paperanchor.errors import Forbidden, NotFound, PaperAnchorError
 from paperanchor.refs import parse_ref, shown
 from paperanchor.service import WAIT_RANGE, WHOLE_NODE, PaperService, Served
 from paperanchor.store import NoStore
@@ -70,6 +71,8 @@ def error_responses(*media_types: str) -> dict[int | str, dict[str, Any]]:
     """The error answers of a route whose errors come in `media_types`, for /openapi.json."""
     statuses = {
         400: "bad-request: not a paper reference, an argument out of range",
+        401: "unauthorized: a bearer token is required (PAPERANCHOR_AUTH_TOKENS_FILE)",
+        403: "forbidden: public mode, the paper's licence does not allow serving its text",
         404: "not-found: unknown paper, no HTML rendering, unknown anchor or reference",
         413: "too-large: the page exceeds PAPERANCHOR_MAX_HTML_MB",
         429: "rate-limited: too many requests from this client; see Retry-After",
@@ -141,6 +144,20 @@ def bibtex_route(summary: str) -> dict[str, Any]:
     }
 
 
+def image_route(summary: str) -> dict[str, Any]:
+    """Route options of an image route: its bytes in one of five types, errors as JSON."""
+    binary = {"schema": {"type": "string", "format": "binary"}}
+    types = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml")
+    return {
+        "summary": summary,
+        "response_class": Response,
+        "responses": {
+            200: {"description": summary, "content": dict.fromkeys(types, binary)},
+            **error_responses(JSON_TYPE),
+        },
+    }
+
+
 def service(request: Request) -> PaperService:
     """The service the app was built over."""
     paper_service: PaperService = request.app.state.service
@@ -198,15 +215,42 @@ async def local_file(request: Request, path: str) -> Response:
     unsafe = any(part in ("", ".", "..") or "\\" in part or "\0" in part for part in parts)
     if settings.local_dir is None or media_type is None or unsafe:
         raise NotFound(f"No image {shown(path)} in the local directory")
+    if settings.public:
+        # a figure is the paper's as much as its text: served where the paper's licence allows
+        await service(request).check_text(_image_paper(parts, path), f"The image {shown(path)}")
     # regular files inside the folder only, links resolved, size-capped (api/files.py)
     body = await asyncio.to_thread(read_image, pathlib.Path(settings.local_dir), parts, shown(path))
     return Response(body, media_type=media_type, headers={"Cache-Control": "public, max-age=3600"})
 
 
+def _image_paper(parts: list[str], path: str) -> str:
+    """The paper an image of the local directory belongs to: the page its folder is named
+    after, as LaTeXML lays them out (`full/fig-1.png` is `full.html`'s, `2402.08939v1/x1.png`
+    the arXiv paper's); an image in no page's folder belongs to no paper a licence is known of."""
+    if len(parts) < 2:
+        raise Forbidden(
+            f"The image {shown(path)} is not in a page's folder: this public server serves "
+            "the images of a paper whose licence allows it"
+        )
+    stem = parts[0]
+    try:
+        ref = parse_ref(stem.replace("_", "/"))
+    except PaperAnchorError:
+        return f"local/{stem}"
+    return ref.idv if not ref.is_local else f"local/{stem}"
+
+
 # -- the operations' routes, generated from their table (operations.ROUTES) -----------------
 
 MEDIA_TYPES = {"json": JSON_TYPE, "markdown": MARKDOWN_TYPE, "bibtex": BIBTEX_TYPE}
-KINDS: dict[str, Any] = {"text": str, "integer": int, "number": float}
+KINDS: dict[str, Any] = {"text": str, "integer": int, "number": float, "boolean": bool}
+# An image's bytes are upstream's, an SVG may hold scripts: never sniffed into another type,
+# and an SVG opened from this server's address runs nothing and loads nothing.
+IMAGE_HEADERS = {"X-Content-Type-Options": "nosniff"}
+SVG_HEADERS = {
+    **IMAGE_HEADERS,
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+}
 
 
 def _route_options(route: operations.Route) -> dict[str, Any]:
@@ -214,6 +258,8 @@ def _route_options(route: operations.Route) -> dict[str, Any]:
         return markdown_route(route.summary)
     if route.form == "bibtex":
         return bibtex_route(route.summary)
+    if route.form == "image":
+        return image_route(route.summary)
     return json_route(route.shape, route.summary)
 
 
@@ -249,7 +295,8 @@ def _endpoint(
         }
         if route.caching == "outline":
             depth = operations.depth_of(arguments)
-            return await outline_answer(request, arguments["paper"], depth=depth)
+            since = arguments.get("since")
+            return await outline_answer(request, arguments["paper"], since=since, depth=depth)
         checked = operation.check(arguments, "rest")
         for argument, _where in taken:
             absent = argument.rest.absent if argument.rest is not None else None
@@ -258,6 +305,9 @@ def _endpoint(
         found = await operation.run(service(request), checked, "rest")
         value = operations.value_of(found)
         sent = route.body(value)
+        if route.form == "image":
+            headers = SVG_HEADERS if sent.media_type == "image/svg+xml" else IMAGE_HEADERS
+            return answer(request, found, sent.data, sent.media_type, headers)
         body = dumps(sent) if route.form == "json" else sent.encode()
         media_type = MEDIA_TYPES[route.form]
         if route.caching == "paper":
@@ -301,11 +351,20 @@ def routes() -> APIRouter:
 
 
 async def outline_answer(
-    request: Request, paper: str, *, vary_accept: bool = False, depth: int | None = None
+    request: Request,
+    paper: str,
+    *,
+    vary_accept: bool = False,
+    since: str | None = None,
+    depth: int | None = None,
 ) -> Response:
-    """The outline as JSON, honouring `Prefer: wait=N` (RFC 7240), `depth` levels deep."""
+    """The outline as JSON, honouring `Prefer: wait=N` (RFC 7240); with `since`, marked with
+    what changed since that edition (SPEC §10); `depth` levels of sections deep (SPEC §11)."""
     wait = prefer_wait(request.headers.getlist("prefer"))
-    outline = await service(request).outline(paper)
+    if since:
+        outline = await service(request).outline_since(paper, since)
+    else:
+        outline = await service(request).outline(paper)
     if depth is not None:
         outline = replace(outline, value=compact.at_depth(outline.value, depth))
     applied = {"Preference-Applied": f"wait={wait:g}"} if wait is not None else {}
@@ -388,8 +447,9 @@ def etagged(
 
 def cache_control(served: Served[Any]) -> str:
     """SPEC §6: immutable for a version that was asked for and confirmed, an hour otherwise;
-    revalidated when a later answer may hold more (references whose S2 ids may still come)."""
-    if served.asked.is_local or served.pending:
+    revalidated when a later answer may hold more (references whose S2 ids may still come), and
+    for a file of the local directory (its ETag is of the bytes sent)."""
+    if served.asked.is_local or served.pending or served.local_file:
         return REVALIDATE
     return IMMUTABLE if served.pinned else LATEST
 
@@ -409,6 +469,9 @@ def dumps(value: Any) -> bytes:
 # -- errors ----------------------------------------------------------------------------------
 
 
+_FIGURE_IMAGE = re.compile(r"/figures/[^/]+/[^/]+$")
+
+
 def wire_form(path: str, accept: str | None) -> str:
     """Which of SPEC §9's wire forms a request gets: "json", "markdown", "text" or "html"."""
     if path.endswith(".md"):
@@ -417,9 +480,11 @@ def wire_form(path: str, accept: str | None) -> str:
         return "text"  # `code: detail`, as the Markdown routes, in the .bib's type
     if path.endswith(".json") or path in ("/mcp", "/healthz", "/metrics"):
         return "json"
-    if path.startswith("/files/"):
+    if path.startswith("/files/") or _FIGURE_IMAGE.search(path):
         return "json"  # an image route: a program asked, not a person
-    return "json" if prefers_json(accept) else "html"
+    if prefers_json(accept):
+        return "json"
+    return "markdown" if prefers_markdown(accept) else "html"
 
 
 def error_response(error: PaperAnchorError, form: str) -> Response:
@@ -441,6 +506,13 @@ def prefers_json(accept: str | None) -> bool:
     if not accept:
         return False
     return _quality(accept, "application/json") > _quality(accept, "text/html")
+
+
+def prefers_markdown(accept: str | None) -> bool:
+    """Whether `Accept` ranks text/markdown above text/html (an agent's fetch of a page)."""
+    if not accept:
+        return False
+    return _quality(accept, "text/markdown") > _quality(accept, "text/html")
 
 
 def _quality(accept: str, media_type: str) -> float:

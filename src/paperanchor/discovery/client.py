@@ -8,6 +8,7 @@
     await discovery.citations(ref, limit)     # Citations (Semantic Scholar)
     await discovery.cited_papers(ref, 1)      # the arXiv ids of its references (S2), kept a day
     await discovery.trends(category, days)    # Trends
+    await discovery.listing_licence(ref)      # the licence arxiv.org/abs links to, or None
     await discovery.aclose()
 
 This is the impure half of `paperanchor.discovery`: it sends the requests that `query.py` and
@@ -34,6 +35,9 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 from urllib.parse import quote, urlencode
 
+from typing_extensions import TypedDict
+
+from paperanchor import licence
 from paperanchor.discovery import atom, entries, query, s2
 from paperanchor.discovery.atom import Feed
 from paperanchor.discovery.categories import category_id, trends
@@ -68,6 +72,16 @@ _ATOM = {"Accept": "application/atom+xml"}
 _ERROR_BYTES = 64 * 1024
 # Entry format version, in every key: a change of shape changes the keys.
 _ENTRY = "1"
+ARXIV_LISTING = "arXiv listing"
+# An abs page is 20-60 kB; a larger answer is not one (licence.ABS_PAGE_BYTES is read of it).
+LISTING_BYTES = 1 << 20
+
+
+class ListedLicence(TypedDict):
+    """A paper's licence as its arXiv listing links to it, kept in the store."""
+
+    paper: str
+    license: str | None
 
 
 def api_url(base: str, params: dict[str, str]) -> str:
@@ -333,6 +347,43 @@ class Discovery:
             return found
 
         result: Trends = await self._flight.run(key, fetch)
+        return result
+
+    # -- licences (SPEC §12) ------------------------------------------------------------------
+
+    async def listing_licence(self, ref: PaperRef) -> str | None:
+        """The licence `ref`'s arXiv listing (its abs page) links to, kept for
+        PAPERANCHOR_LATEST_TTL_S; None when the listing names none or cannot be had now (an
+        unknown licence, which is not kept)."""
+        if ref.is_local:
+            return None
+        key = f"licence:{_ENTRY}:{ref.idv}"
+        kept = await self._read(key, ListedLicence, lambda found: found["paper"] == ref.paper)
+        if kept is not None:
+            return kept["license"]
+        base = self.settings.arxiv_abs_url
+        if not base or self.settings.offline:
+            return None
+
+        async def fetch() -> str | None:
+            url = f"{base}/{quote(ref.idv, safe='/')}"
+            subject = f"the licence of {ref.idv}"
+            try:
+                answer = await self.upstream.get(
+                    url, label=ARXIV_LISTING, subject=subject, limit=LISTING_BYTES
+                )
+            except PaperAnchorError as exc:
+                log.info("no listing licence for %s: %s", ref.idv, exc.wire_text())
+                return None
+            if answer.status not in (200, 404):
+                log.info("%s answered %d for %s", ARXIV_LISTING, answer.status, subject)
+                return None
+            found = licence.abs_page_licence(answer.body) if answer.status == 200 else None
+            listed: ListedLicence = {"paper": ref.paper, "license": found}
+            await self._write(key, listed, self.settings.latest_ttl_s)
+            return found
+
+        result: str | None = await self._flight.run(key, fetch)
         return result
 
     # -- citations ----------------------------------------------------------------------------

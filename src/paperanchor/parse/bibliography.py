@@ -25,6 +25,8 @@ _INITIALS = re.compile(r"^(?:[A-Z][a-z]?\.?[\s\-]*)+$")
 _AUTHOR_SPLIT = re.compile(r"(?=[\s;,&])\s*(?:;|,\s*and\s+|\s+and\s+|\s*&\s*|,)\s*")
 _ET_AL = re.compile(r"(?=[eE])\bet\s*al\.?", re.IGNORECASE)
 _TRAILING = " .,;:"
+# An entry's authors are at its start: past this many characters no author list runs on.
+AUTHOR_SCAN_CHARS = 4000
 
 
 def parse_bibliography(biblist: HtmlElement, ctx: ParseContext, section_id: str) -> Bibliography:
@@ -114,10 +116,12 @@ def reference_of(
         match = _URL.search(text)
         url = match.group(0).rstrip(_TRAILING) if match else None
     year = _year(label if author_year else "", text, arxiv, doi)
+    # the authors are at the start: a hostile entry of a million names is read that far
+    head = text[:AUTHOR_SCAN_CHARS]
     authors = (
-        _authors(block_texts[0].text if block_texts else "")
+        _authors(block_texts[0].text[:AUTHOR_SCAN_CHARS] if block_texts else "")
         if len(block_texts) > 1
-        else _authors(text.split(". ")[0] if text else "")
+        else _leading_names(head) or _authors(head.split(". ")[0])
     )
     title = _title([b.text for b in block_texts])
     return Reference(ref_id, number, label, text, markdown, authors, title, year, arxiv, doi, url)
@@ -161,15 +165,18 @@ def _authors(block: str) -> tuple[str, ...]:
     parts = [p for p in parts if p]
     names: list[str] = []
     index = 0
+    if all(" " in part for part in parts[:-1]):
+        # whole names only ("Aman Madaan"): no part is a surname that initials follow
+        index, names = len(parts), parts
     while index < len(parts):
         part = parts[index]
         nxt = parts[index + 1] if index + 1 < len(parts) else None
         # "Surname, I." pairs: a part of initials belongs to the surname before it
         if (
             nxt is not None
+            and " " not in part  # first: "Aman Madaan" needs no pattern
             and _INITIALS.match(nxt)
             and not _INITIALS.match(part)
-            and " " not in part
         ):
             names.append(f"{nxt} {part}".strip())
             index += 2
@@ -177,6 +184,104 @@ def _authors(block: str) -> tuple[str, ...]:
         names.append(part)
         index += 1
     return tuple(n for n in names if len(n) > 1 and not any(map(str.isdigit, n)))
+
+
+_INITIAL = re.compile(r"[A-Z][a-z]?\.(?:-?[A-Z][a-z]?\.)*")  # A.  Th.  L.-J.  J.-P.
+_LEADING_INITIALS = re.compile(r"((?:[A-Z][a-z]?\.[\s\-]*)+)\s")
+_SURNAME_END = re.compile(r"(.*?[^\W\d_]{2})\.\s")  # a name's last word, then a sentence
+_PARTICLES = frozenset(
+    [
+        "van",
+        "von",
+        "de",
+        "der",
+        "den",
+        "del",
+        "della",
+        "da",
+        "di",
+        "du",
+        "dos",
+        "das",
+        "le",
+        "la",
+        "el",
+        "al",
+        "bin",
+        "ten",
+        "ter",
+        "st",
+    ]
+)
+_SUFFIXES = frozenset({"Jr.", "Jr", "Sr.", "II", "III", "IV"})
+
+
+def _leading_names(text: str) -> tuple[str, ...]:
+    """The authors an entry of one block starts with, in the two forms whose initials end in
+    periods: initials first (`A. B. Name, C. Name, and D. Name, “Title,” …`, IEEE and APS) or
+    name first (`Name, A. B., Name, C., and Name, D. Title …`); () when it has neither."""
+    # `A., & Name` splits twice: no empty segment between
+    segments = [s for s in (p.strip() for p in _AUTHOR_SPLIT.split(text)) if s]
+    if len(segments) > 1 and _is_surname(segments[0]) and _INITIAL.match(segments[1]):
+        return _name_first(segments)
+    names: list[str] = []
+    for segment in segments:
+        segment = _ET_AL.sub("", segment).strip(_TRAILING)
+        if _is_initials_first(segment):
+            names.append(segment)
+            continue
+        # the last author and the title in one segment: `N. Parmar. Attention is all …`
+        head = _SURNAME_END.match(segment)
+        if head is not None and _is_initials_first(head.group(1)):
+            names.append(head.group(1))
+        break
+    return tuple(names)
+
+
+def _name_first(segments: list[str]) -> tuple[str, ...]:
+    names: list[str] = []
+    index = 0
+    while index + 1 < len(segments):
+        surname, initials = segments[index], segments[index + 1]
+        if not _is_surname(surname):
+            break
+        if initials in _SUFFIXES and index + 2 < len(segments):  # `Duvall, Jr., T. L.`
+            surname, initials = f"{surname} {initials}", segments[index + 2]
+            index += 1
+        if _INITIALS.match(initials) and _INITIAL.match(initials):
+            names.append(f"{initials.strip(_TRAILING)}. {surname}")
+            index += 2
+            continue
+        lead = _LEADING_INITIALS.match(initials)  # `N. Attention is all you need.`
+        if lead is not None:
+            names.append(f"{lead.group(1).strip()} {surname}")
+        break
+    return tuple(names)
+
+
+def _is_initials_first(segment: str) -> bool:
+    """`A. B. Name`, `L.-J. Li`, `C. C. de Visser`, `G. J. Van Ryzin`, `J. Smith Jr.`"""
+    words = segment.split()
+    index = 0
+    while index < len(words) and _INITIAL.fullmatch(words[index]):
+        index += 1
+    return index > 0 and _is_name_words(words[index:])
+
+
+def _is_surname(segment: str) -> bool:
+    """`Vaswani`, `van Kampen`, `Fei-Fei`, `de la Cruz`: no initials, no sentence."""
+    return _is_name_words(segment.split())
+
+
+def _is_name_words(words: list[str]) -> bool:
+    while words and words[0] in _PARTICLES:
+        words = words[1:]
+    while words and words[-1] in _SUFFIXES:
+        words = words[:-1]
+    return 0 < len(words) <= 3 and all(
+        word[0].isupper() and "." not in word and all(c.isalpha() or c in "-'’" for c in word)
+        for word in words
+    )
 
 
 def _title(blocks: list[str]) -> str | None:

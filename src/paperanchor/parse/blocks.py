@@ -3,28 +3,31 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 from lxml import etree
 
 from paperanchor.parse.context import MAX_BLOCK_DEPTH, OwnChild, ParseContext
 from paperanchor.parse.dom import (
+    CACHED_CLASS_CHARS,
     CHROME_CLASSES,
     CHROME_IDS,
     CHROME_TAGS,
     HtmlElement,
     children,
     classes,
-    is_chrome,
     math_tex,
     squash,
     tag_of,
     text_of,
 )
 from paperanchor.parse.equations import parse_equation, parse_group
-from paperanchor.parse.floats import is_float, is_tabular, parse_float, parse_tabular
+from paperanchor.parse.floats import is_float_of, is_tabular, parse_float, parse_tabular
 from paperanchor.parse.inline import NOTE_FURNITURE, inline_of, inline_of_elements
 from paperanchor.parse.pictures import PICTURE_BLOCKS, picture_blocks
-from paperanchor.parse.sections import parse_section, section_kind
+from paperanchor.parse.sections import parse_section, section_kind, section_kind_of
 from paperanchor.render.escape import escape_line_start, escape_text
 from paperanchor.tree import (
     Block,
@@ -40,8 +43,12 @@ from paperanchor.tree import (
 )
 
 _EQUATION_ID = re.compile(r"(?:^|\.)Ex?\d+$")
+# One scan that stops at the first match (`[1]`), where a union of four searches scanned the
+# listing four times whole: agd's swallowed document nests listings, each scanned again (a
+# parse's length of libxml2's parse, all in this test).
 _HAS_STRUCTURE = etree.XPath(
-    "boolean(.//section | .//h1 | .//h2 | .//div[contains(concat(' ', @class, ' '), ' ltx_para ')])"
+    "boolean(descendant::*[self::section or self::h1 or self::h2"
+    " or (self::div and contains(concat(' ', @class, ' '), ' ltx_para '))][1])"
 )
 # Containers LaTeXML uses for layout only: their children are read as if they were ours.
 _TRANSPARENT = frozenset(
@@ -66,18 +73,148 @@ def is_section(el: HtmlElement) -> bool:
     return section_kind(el) is not None
 
 
+# How `block_of` reads an element, and whether `container_blocks` takes it as a block: decided
+# by its tag and class attribute alone, once per pair (a page repeats a few hundred of them),
+# not remade at each of the walk's tests.
+(
+    _SECTION,
+    _PARA,
+    _TEXT,
+    _EQUATION_TABLE,
+    _EQUATION,
+    _FLOAT,
+    _TABULAR,
+    _THEOREM,
+    _LIST,
+    _LIST_IF_ITEMS,
+    _CODE,
+    _QUOTE,
+    _MATH,
+    _NOTE,
+    _CONTAINER,
+) = range(15)
+_NOT_BLOCK, _BLOCK, _BLOCK_IN_PICTURE, _BLOCK_IF_DISPLAY = range(4)
+_BLOCK_TAGS = frozenset(
+    {
+        "p",
+        "div",
+        "section",
+        "figure",
+        "table",
+        "ul",
+        "ol",
+        "dl",
+        "pre",
+        "blockquote",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "article",
+        "aside",
+    }
+)
+_LIST_CLASSES = frozenset({"ltx_itemize", "ltx_enumerate", "ltx_description"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    tag: str
+    cls: frozenset[str]
+    skipped: bool
+    """Furniture, chrome or a conversion error: no blocks at all."""
+    reading: int
+    fallback: int
+    """The reading of a `ul` without list classes that has no `li` (`_LIST_IF_ITEMS`)."""
+    block: int
+    """Whether a container's walk takes it as a block (`_is_block_element`)."""
+
+
+_SHAPES: dict[tuple[Any, str | None], _Shape] = {}
+
+
+def _shape(el: HtmlElement) -> _Shape:
+    key = (el.tag, el.get("class"))
+    found = _SHAPES.get(key)
+    if found is None:
+        found = _decide_shape(tag_of(el), classes(el))
+        if len(_SHAPES) < 8192 and len(key[1] or "") <= CACHED_CLASS_CHARS:
+            _SHAPES[key] = found
+    return found
+
+
+def _decide_shape(tag: str, cls: frozenset[str]) -> _Shape:
+    # skipped furniture and chrome (dom.is_chrome's test but the id's), and a conversion error
+    # standing alone, which holds the undefined macro's name only (counted by the outline);
+    # inside a run of text the inline walk leaves it out (inline.py)
+    skipped = (
+        tag in _SKIP_TAGS
+        or tag in CHROME_TAGS
+        or not cls.isdisjoint(_SKIP_OR_CHROME)
+        or "ltx_ERROR" in cls
+    )
+    readings = _readings(tag, cls)
+    reading = next(readings)
+    fallback = next(readings) if reading == _LIST_IF_ITEMS else _CONTAINER
+    return _Shape(tag, cls, skipped, reading, fallback, _block_kind(tag, cls))
+
+
+def _readings(tag: str, cls: frozenset[str]) -> Iterator[int]:
+    """`block_of`'s readings of an element in the order it tries them."""
+    if section_kind_of(tag, cls) is not None:
+        yield _SECTION
+    if "ltx_para" in cls:
+        yield _PARA
+    if tag == "p" or "ltx_p" in cls:
+        yield _TEXT
+    if tag == "table" and "ltx_equationgroup" in cls:
+        yield _EQUATION_TABLE
+    if tag == "table" and "ltx_equation" in cls:
+        yield _EQUATION
+    if is_float_of(tag, cls) and (
+        tag == "figure" or not cls & {"ltx_flex_figure", "ltx_figure_panel"}
+    ):
+        yield _FLOAT
+    if is_tabular(tag, cls):
+        yield _TABULAR
+    if "ltx_theorem" in cls or "ltx_proof" in cls:
+        yield _THEOREM
+    if tag in ("ul", "ol", "dl"):
+        yield _LIST if cls & _LIST_CLASSES or tag != "ul" else _LIST_IF_ITEMS
+    if "ltx_listing" in cls or tag == "pre" or ("ltx_verbatim" in cls and tag != "span"):
+        yield _CODE
+    if tag == "blockquote" or "ltx_quote" in cls:
+        yield _QUOTE
+    if tag == "math":
+        yield _MATH
+    if "ltx_note" in cls and cls & _FOOTNOTE_ROLES:
+        yield _NOTE
+    yield _CONTAINER
+
+
+def _block_kind(tag: str, cls: frozenset[str]) -> int:
+    if tag in _SKIP_TAGS or tag in CHROME_TAGS or not cls.isdisjoint(CHROME_CLASSES) or cls & _SKIP:
+        return _BLOCK
+    if tag == "span":
+        # a tabular among blocks is a table whatever its tags; in a picture, spans are blocks
+        if "ltx_tabular" in cls:
+            return _BLOCK
+        return _NOT_BLOCK if cls.isdisjoint(PICTURE_BLOCKS) else _BLOCK_IN_PICTURE
+    if cls & _TRANSPARENT and tag in ("div", "figure", "section"):
+        return _BLOCK
+    if tag in _BLOCK_TAGS:
+        return _BLOCK
+    return _BLOCK_IF_DISPLAY if tag == "math" else _NOT_BLOCK
+
+
 def blocks_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block]:
     """The blocks an element stands for: itself if it is a block, else its children's."""
-    tag = tag_of(el)
-    cls = classes(el)
+    shape = _shape(el)
+    if shape.skipped:
+        return []
     element_id = el.get("id")
-    # skipped furniture and chrome (dom.is_chrome's test, its lookups made once here)
-    if tag in _SKIP_TAGS or tag in CHROME_TAGS or not cls.isdisjoint(_SKIP_OR_CHROME):
-        return []
-    if "ltx_ERROR" in cls:
-        # a conversion error standing alone holds the undefined macro's name only (counted by
-        # the outline); inside a run of text the inline walk leaves it out (inline.py)
-        return []
     if element_id is not None and (element_id in CHROME_IDS or not ctx.first_reading(element_id)):
         return []
     if el is ctx.abstract:
@@ -86,9 +223,9 @@ def blocks_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block]
         return _flattened(el, ctx, parent_id)
     ctx.block_depth += 1
     try:
-        if tag == "svg":
+        if shape.tag == "svg":
             return picture_blocks(el, ctx, parent_id, container_blocks)
-        block = block_of(el, ctx, parent_id)
+        block = block_of(el, ctx, parent_id, shape)
         if block is None:
             return container_blocks(el, ctx, parent_id)
     finally:
@@ -129,13 +266,14 @@ def container_blocks(
     for child in el:
         if isinstance(child.tag, str):
             taken = own(child) if own is not None else None
+            shape = _shape(child)
             if taken is not None:
                 flush()
                 out.extend(taken)
-            elif _is_block_element(child, ctx):
+            elif _is_block_element(child, ctx, shape):
                 flush()
                 out.extend(blocks_of(child, ctx, parent_id))
-            elif tag_of(child) == "svg":
+            elif shape.tag == "svg":
                 # a box of text is blocks in place; a drawing's labels are not read (pictures.py)
                 boxed = blocks_of(child, ctx, parent_id)
                 if boxed:
@@ -156,89 +294,62 @@ def _loose_text(parts: list[HtmlElement | str], ctx: ParseContext, parent_id: st
     return Text(ctx.positional_id(parent_id, "t"), content, cites, notes)
 
 
-def _is_block_element(el: HtmlElement, ctx: ParseContext) -> bool:
-    tag = tag_of(el)
-    if tag in _SKIP_TAGS or is_chrome(el):
+def _is_block_element(el: HtmlElement, ctx: ParseContext, shape: _Shape) -> bool:
+    kind = shape.block
+    if kind == _BLOCK:
         return True
-    cls = classes(el)
-    if cls & _SKIP:
-        return True
-    if tag == "span":
-        # a tabular among blocks is a table whatever its tags; in a picture, spans are blocks
-        return "ltx_tabular" in cls or (
-            ctx.picture_depth > 0 and not cls.isdisjoint(PICTURE_BLOCKS)
-        )
-    if cls & _TRANSPARENT and tag in ("div", "figure", "section"):
-        return True
-    if tag in (
-        "p",
-        "div",
-        "section",
-        "figure",
-        "table",
-        "ul",
-        "ol",
-        "dl",
-        "pre",
-        "blockquote",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "article",
-        "aside",
-    ):
-        return True
+    element_id = el.get("id")
+    if element_id is not None and element_id in CHROME_IDS:
+        return True  # chrome by its id (dom.is_chrome): skipped as a block
+    if kind == _BLOCK_IN_PICTURE:
+        return ctx.picture_depth > 0
     return (
-        tag == "math"
+        kind == _BLOCK_IF_DISPLAY
         and el.get("display") == "block"
         and "ltx_para" in (el.getparent().get("class") or "")
     )
 
 
-def block_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Block | None:
+def block_of(el: HtmlElement, ctx: ParseContext, parent_id: str, shape: _Shape) -> Block | None:
     """One element as a block, or None when it is a container to look into."""
-    tag = tag_of(el)
-    cls = classes(el)
-    if is_section(el):
+    tag = shape.tag
+    cls = shape.cls
+    reading = shape.reading
+    if reading == _LIST_IF_ITEMS:
+        reading = _LIST if el.find("li") is not None else shape.fallback
+    if reading == _SECTION:
         return parse_section(el, ctx, parent_id, blocks_of, container_blocks)
-    if "ltx_para" in cls:
+    if reading == _PARA:
         para_id = el.get("id") or ctx.positional_id(parent_id, "p")
         return Paragraph(para_id, tuple(container_blocks(el, ctx, para_id)))
-    if tag == "p" or "ltx_p" in cls:
+    if reading == _TEXT:
         content, cites, notes = inline_of(el, ctx)
         return Text(el.get("id") or ctx.positional_id(parent_id, "t"), content, cites, notes)
-    if tag == "table" and "ltx_equationgroup" in cls:
+    if reading == _EQUATION_TABLE:
         if _EQUATION_ID.search(el.get("id") or ""):
             # a numbered multi-line equation: one number, rows that merely continue it
             return parse_equation(el, ctx, parent_id)
         return parse_group(el, ctx, parent_id)
-    if tag == "table" and "ltx_equation" in cls:
+    if reading == _EQUATION:
         return parse_equation(el, ctx, parent_id)
-    if is_float(el) and (tag == "figure" or not cls & {"ltx_flex_figure", "ltx_figure_panel"}):
+    if reading == _FLOAT:
         return parse_float(el, ctx, parent_id, blocks_of)
-    if is_tabular(tag, cls):
+    if reading == _TABULAR:
         return parse_tabular(el, ctx, parent_id)
-    if "ltx_theorem" in cls or "ltx_proof" in cls:
+    if reading == _THEOREM:
         return _theorem(el, cls, ctx, parent_id)
-    if tag in ("ul", "ol", "dl") and (
-        cls & {"ltx_itemize", "ltx_enumerate", "ltx_description"}
-        or tag != "ul"
-        or el.find("li") is not None
-    ):
+    if reading == _LIST:
         return _list(el, tag, cls, ctx, parent_id)
-    if "ltx_listing" in cls or tag == "pre" or ("ltx_verbatim" in cls and tag != "span"):
+    if reading == _CODE:
         if _HAS_STRUCTURE(el):
             return None  # a broken conversion swallowed the document into a listing
         return _code(el, ctx, parent_id)
-    if tag == "blockquote" or "ltx_quote" in cls:
+    if reading == _QUOTE:
         quote_id = el.get("id") or ctx.positional_id(parent_id, "q")
         return Quote(quote_id, tuple(container_blocks(el, ctx, quote_id)))
-    if tag == "math":
+    if reading == _MATH:
         return Equation(el.get("id") or ctx.positional_id(parent_id, "eq"), None, math_tex(el))
-    if "ltx_note" in cls and cls & _FOOTNOTE_ROLES:
+    if reading == _NOTE:
         return _loose_note(el, ctx, parent_id)
     return None
 

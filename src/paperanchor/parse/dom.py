@@ -13,6 +13,10 @@ TEX = "application/x-tex"
 
 
 _NO_CLASSES: frozenset[str] = frozenset()
+# The walks' decisions are cached per (tag, class attribute), a few hundred pairs a page, at most
+# 8,192 in all: a class attribute longer than this is decided each time, so that what the caches
+# keep stays small whatever pages they have met.
+CACHED_CLASS_CHARS = 256
 
 
 @functools.lru_cache(maxsize=8192)
@@ -137,6 +141,8 @@ def text_of(el: HtmlElement, limit: int = 1 << 20) -> str:
 
     Iterative, so a hostile page's nesting costs no recursion.
     """
+    if len(el) == 0 and limit > 0 and type(el.tag) is str:
+        return squash(el.text or "")[:limit].strip()  # the walk's result for text alone
     out: list[str] = []
     size = 0
     stack: list[tuple[HtmlElement, bool]] = [(el, True)]

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from paperanchor.parse.context import MAX_BLOCK_DEPTH, BlocksOf, ParseContext
 from paperanchor.parse.dom import HtmlElement, children, classes, is_chrome, tag_of, text_of
 from paperanchor.parse.inline import inline_of
 from paperanchor.parse.pictures import text_boxes
-from paperanchor.tree import Block, Figure, Inline, Table
+from paperanchor.tree import Block, CellSpan, Figure, Inline, Table
 
 _TAG_WORD = re.compile(r"^[^\W\d_]+\.?\s+(?=\S)")
 _FLOAT_CLASSES = frozenset({"ltx_figure", "ltx_table", "ltx_float"})
@@ -23,7 +23,12 @@ _SPAN_CLASS = re.compile(r"\bltx_(row|col)span_(\d{1,7})\b")
 
 
 def is_float(el: HtmlElement) -> bool:
-    return tag_of(el) == "figure" or not classes(el).isdisjoint(_FLOAT_CLASSES)
+    return is_float_of(tag_of(el), classes(el))
+
+
+def is_float_of(tag: str, cls: frozenset[str]) -> bool:
+    """Whether an element of this tag and classes is a float (a figure, table or other)."""
+    return tag == "figure" or not cls.isdisjoint(_FLOAT_CLASSES)
 
 
 def is_tabular(tag: str, cls: frozenset[str]) -> bool:
@@ -137,6 +142,7 @@ def parse_float(
         cut = False
         total = 0
         cell_notes: list[str] = []
+        spans: list[CellSpan] = []
         for index, tabular in enumerate(parts.tabulars):
             if total >= MAX_TABLE_CELLS:
                 cut = True  # many tabulars in one float: the cap holds for them together
@@ -144,6 +150,7 @@ def parse_float(
             cells = table_cells(tabular, ctx)
             if index == 0:
                 header = cells.header_rows
+            spans.extend(replace(span, row=span.row + len(rows)) for span in cells.spans)
             rows.extend(cells.text_rows)
             md_rows.extend(cells.md_rows)
             cell_notes.extend(cells.notes)
@@ -162,6 +169,7 @@ def parse_float(
             is_float=not table_panel,
             cut=cut,
             notes=tuple(dict.fromkeys((*notes, *cell_notes))),
+            spans=tuple(spans),
         )
     kind = "figure"
     if "ltx_float_algorithm" in cls:
@@ -240,6 +248,8 @@ class Cells:
     """Whether the grid reached MAX_TABLE_CELLS and its later rows were left out."""
     notes: list[str]
     """Footnotes the cells reference, in order."""
+    spans: list[CellSpan]
+    """The cells that cover more than one position, clipped to the grid."""
 
 
 def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
@@ -253,6 +263,8 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
     steps = 0
     cut = False
     notes: list[str] = []
+    last_row = last_col = -1
+    spans: list[CellSpan] = []
     for row_index, (section, row) in enumerate(_table_rows(tabular)):
         if cut:
             break
@@ -275,21 +287,39 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
             content, _c, cell_notes = inline_of(cell, ctx, cell=True)
             notes.extend(cell_notes)
             value = (content.text, content.markdown)
-            for dr in range(rowspan):
-                for dc in range(colspan):
-                    grid.setdefault((row_index + dr, col + dc), value)
+            if rowspan == 1 and colspan == 1:  # most cells
+                grid.setdefault((row_index, col), value)
+            else:
+                spans.append(CellSpan(row_index, col, rowspan, colspan))
+                for dr in range(rowspan):
+                    for dc in range(colspan):
+                        grid.setdefault((row_index + dr, col + dc), value)
+            # the grid's extent, as the largest of its keys (a span adds all it reaches)
+            last_row = max(last_row, row_index + rowspan - 1)
             col += colspan
+            last_col = max(last_col, col - 1)
         if counting_header and (section == "thead" or all_th):
             header_rows += 1
         else:
             counting_header = False
-    n_rows = max((r for r, _ in grid), default=-1) + 1
-    n_cols = max((c for _, c in grid), default=-1) + 1
+    n_rows = last_row + 1
+    n_cols = last_col + 1
     if n_rows * n_cols > MAX_TABLE_CELLS:  # a sparse grid of long spans: keep the first rows
         n_rows, cut = MAX_TABLE_CELLS // n_cols, True
-    text_rows = [tuple(grid.get((r, c), ("", ""))[0] for c in range(n_cols)) for r in range(n_rows)]
-    md_rows = [tuple(grid.get((r, c), ("", ""))[1] for c in range(n_cols)) for r in range(n_rows)]
-    return Cells(text_rows, md_rows, min(header_rows, n_rows), cut, notes)
+    get = grid.get
+    columns = range(n_cols)
+    values = [[get((r, c), _NO_CELL) for c in columns] for r in range(n_rows)]
+    text_rows = [tuple([value[0] for value in row]) for row in values]
+    md_rows = [tuple([value[1] for value in row]) for row in values]
+    kept = [
+        CellSpan(span.row, span.col, min(span.rows, n_rows - span.row), span.cols)
+        for span in spans
+        if span.row < n_rows
+    ]
+    return Cells(text_rows, md_rows, min(header_rows, n_rows), cut, notes, kept)
+
+
+_NO_CELL = ("", "")
 
 
 def _span(value: str | None) -> int:
@@ -364,4 +394,5 @@ def parse_tabular(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Table:
         is_float=False,
         cut=cells.cut,
         notes=tuple(dict.fromkeys(cells.notes)),
+        spans=tuple(cells.spans),
     )

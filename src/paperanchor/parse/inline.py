@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from paperanchor.parse.context import MAX_INLINE_DEPTH, ParseContext
 from paperanchor.parse.dom import (
+    CACHED_CLASS_CHARS,
     CHROME_CLASSES,
     CHROME_TAGS,
     HtmlElement,
@@ -26,7 +27,7 @@ from paperanchor.render.escape import (
     note_label,
     safe_url,
 )
-from paperanchor.tree import Footnote, Inline
+from paperanchor.tree import EMPTY, Footnote, Inline
 
 _SKIP_TAGS = CHROME_TAGS
 _SPAN_CELLS = frozenset({"ltx_td", "ltx_th"})
@@ -107,11 +108,30 @@ def inline_of(
 
     In a table `cell`, display math stays inline so the row stays one line.
     """
+    if len(el) == 0 and not include_tail:
+        return _text_only(el.text, ctx), (), ()
     out = InlineResult(cell=cell)
     _content(el, ctx, out, skip)
     if include_tail and el.tail:
         _words(el.tail, ctx, out)
     return out.inline(), _unique(out.cites), _unique(out.notes)
+
+
+def _text_only(raw: str | None, ctx: ParseContext) -> Inline:
+    """What the walk makes of an element that holds text and no element (most table cells,
+    a third of all inline content), made without it."""
+    if not raw:
+        return EMPTY
+    if "\\" in raw or "@" in raw:
+        cleaned = _cleaned(raw, ctx)
+        if cleaned is None:
+            return EMPTY
+        raw = cleaned
+    words = squash(raw)
+    markdown = tidy(escape_text(words))
+    if words.strip():  # the page's words open it (InlineResult.opens_with_text)
+        markdown = escape_line_start(markdown)
+    return Inline(markdown, tidy(words))
 
 
 def _unique(ids: list[str]) -> tuple[str, ...]:
@@ -154,7 +174,10 @@ def _content(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
                 else:
                     ctx.inline_depth += 1
                     try:
-                        _markup(child, kind, marker, ctx, out, skip)
+                        if kind == _PLAIN and marker is None:
+                            _content(child, ctx, out, skip)  # a span of text: its content
+                        else:
+                            _markup(child, kind, marker, ctx, out, skip)
                     finally:
                         ctx.inline_depth -= 1
         if tail:
@@ -177,14 +200,24 @@ _ERROR_INTERNAL = re.compile(r"\s*[A-Za-z]{1,40}@[A-Za-z@]{1,40}(?![.\w])")
 
 def _words(raw: str, ctx: ParseContext, out: InlineResult) -> None:
     """The page's words, conversion debris left out and counted as errors where it stands."""
-    if "\\" in raw and not out.code:
+    if not out.code and ("\\" in raw or "@" in raw):
+        cleaned = _cleaned(raw, ctx)
+        if cleaned is None:
+            return
+        raw = cleaned
+    out.add_text(raw)
+
+
+def _cleaned(raw: str, ctx: ParseContext) -> str | None:
+    """A run of text outside code without conversion debris, each piece counted; None when
+    the run is an internal name standing alone, where an undefined macro left its argument."""
+    if "\\" in raw:
         raw, found = _CONTROL_WORD.subn("", raw)
         ctx.residue += found
-    if not out.code and "@" in raw and _ERROR_INTERNAL.fullmatch(raw.strip()) is not None:
-        # an internal name standing alone, where an undefined macro left its argument
+    if "@" in raw and _ERROR_INTERNAL.fullmatch(raw.strip()) is not None:
         ctx.residue += 1
-        return
-    out.add_text(raw)
+        return None
+    return raw
 
 
 def is_internal_name(text: str) -> bool:
@@ -210,7 +243,7 @@ def _kind(raw_tag: str, class_value: str | None) -> tuple[int, str | None]:
     found = _KINDS.get((raw_tag, class_value))
     if found is None:
         found = _decide_kind(raw_tag, class_value)
-        if len(_KINDS) < 8192:  # a page repeats a few hundred; a hostile one, more
+        if len(_KINDS) < 8192 and len(class_value or "") <= CACHED_CLASS_CHARS:
             _KINDS[(raw_tag, class_value)] = found
     return found
 

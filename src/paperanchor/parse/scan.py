@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from lxml import etree
 
@@ -55,10 +56,25 @@ def _by_class(name: str) -> _ByClass:
 
 
 _ANY_DOCUMENT = _by_class("ltx_document")
-_ANY_ERROR = _by_class("ltx_ERROR")
-_ANY_CREATOR = _by_class("ltx_creator")
-_ANY_ABSTRACT = _by_class("ltx_abstract")
-_ANY_KEYWORDS = _by_class("ltx_keywords")
+_SEARCHES: dict[tuple[str, ...], Any] = {}
+
+
+def _by_classes(top: HtmlElement, names: tuple[str, ...]) -> dict[str, list[HtmlElement]]:
+    """`_ByClass` of several classes in one scan of the page: each class's elements in
+    document order (a broken conversion needs three of them, each a scan of the page)."""
+    found: dict[str, list[HtmlElement]] = {name: [] for name in names}
+    if not names:
+        return found
+    search = _SEARCHES.get(names)
+    if search is None:
+        test = " or ".join(f"contains(., '{name}')" for name in names)
+        search = _SEARCHES[names] = etree.XPath(f"descendant::*/@class[{test}]/..")
+    for el in search(top):
+        cls = classes(el)
+        for name in names:
+            if name in cls:
+                found[name].append(el)
+    return found
 
 
 @dataclass
@@ -219,12 +235,21 @@ def scan(root: HtmlElement, raw: bytes) -> PageScan:
             found.abstract = el
         elif found.keywords is None and "ltx_keywords" in cls:
             found.keywords = el
+    names: list[str] = []
     if not found.authors and b"ltx_role_author" in raw:
-        found.authors = [el for el in _ANY_CREATOR(document) if "ltx_role_author" in classes(el)]
+        names.append("ltx_creator")
     if found.abstract is None and b"ltx_abstract" in raw:
-        found.abstract = next(iter(_ANY_ABSTRACT(document)), None)
+        names.append("ltx_abstract")
     if found.keywords is None and b"ltx_keywords" in raw:
-        found.keywords = next(iter(_ANY_KEYWORDS(document)), None)
+        names.append("ltx_keywords")
     if b"ltx_ERROR" in raw:
-        found.errors = list(_ANY_ERROR(document))
+        names.append("ltx_ERROR")
+    anywhere = _by_classes(document, tuple(names))
+    if "ltx_creator" in anywhere:
+        found.authors = [el for el in anywhere["ltx_creator"] if "ltx_role_author" in classes(el)]
+    if "ltx_abstract" in anywhere:
+        found.abstract = next(iter(anywhere["ltx_abstract"]), None)
+    if "ltx_keywords" in anywhere:
+        found.keywords = next(iter(anywhere["ltx_keywords"]), None)
+    found.errors = anywhere.get("ltx_ERROR", [])
     return found

@@ -7,7 +7,14 @@ from typing import Any
 
 from paperanchor.parse.bibliography import parse_bibliography
 from paperanchor.parse.context import MAX_BLOCK_DEPTH, BlocksOf, ContainerOf, ParseContext
-from paperanchor.parse.dom import HtmlElement, children, classes, tag_of, text_of
+from paperanchor.parse.dom import (
+    CACHED_CLASS_CHARS,
+    HtmlElement,
+    children,
+    classes,
+    tag_of,
+    text_of,
+)
 from paperanchor.parse.inline import inline_of
 from paperanchor.tree import Block, Inline, Section
 
@@ -73,10 +80,26 @@ _TAG_PREFIX = re.compile(r"^(?:appendix|chapter|part|section|§)\s*", re.IGNOREC
 
 
 def section_kind(el: HtmlElement) -> str | None:
-    tag = tag_of(el)
+    """The kind of section an element is, or None; decided once per tag and class attribute."""
+    raw_tag = el.tag
+    if type(raw_tag) is not str:
+        return None
+    key = (raw_tag, el.get("class"))
+    kind = _SECTION_KINDS.get(key, "")  # no kind is ""
+    if kind == "":
+        kind = section_kind_of(tag_of(el), classes(el))
+        if len(_SECTION_KINDS) < 8192 and len(key[1] or "") <= CACHED_CLASS_CHARS:
+            _SECTION_KINDS[key] = kind
+    return kind
+
+
+_SECTION_KINDS: dict[tuple[str, str | None], str | None] = {}
+
+
+def section_kind_of(tag: str, cls: frozenset[str]) -> str | None:
+    """`section_kind` of an element of this tag and classes."""
     if tag not in ("section", "div", "article"):
         return None
-    cls = classes(el)
     for name, kind in _KINDS:
         if name in cls:
             return kind

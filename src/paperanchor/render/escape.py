@@ -91,7 +91,14 @@ def safe_url(url: str) -> str | None:
         return None
     # Percent-encode what would end an autolink or a link destination (spaces, angle brackets,
     # quotes, backslashes); parentheses stay, as `destination` puts such a URL inside `<…>`.
-    return quote(url, safe="/:?#[]@!$&'()*+,;=%-._~")
+    if _URL_SAFE.fullmatch(url):
+        return url  # what `quote` returns for it, without its byte-by-byte pass
+    return quote(url, safe=_URL_SAFE_MARKS)
+
+
+# `quote`'s safe characters: ASCII letters and digits, "_.-~", and the marks it is given
+_URL_SAFE_MARKS = "/:?#[]@!$&'()*+,;=%-._~"
+_URL_SAFE = re.compile(r"[A-Za-z0-9/:?#\[\]@!$&'()*+,;=%\-._~]*")
 
 
 def local_image_url(url: str, base: str = "") -> str | None:

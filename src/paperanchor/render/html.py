@@ -423,17 +423,50 @@ def _float(node: Figure | Table, page: _Page, *, panel: bool = False) -> str:
     return f'<figure class="{kind}" id="{escape(node.id)}">{"".join(parts)}{caption}</figure>'
 
 
+def _spanned(
+    table: Table, width: int
+) -> tuple[dict[tuple[int, int], tuple[int, int]], set[tuple[int, int]]]:
+    """The spanning cells a page draws once: (row, column) -> (rows, columns) where each starts,
+    and the positions they cover besides. The tree repeats such a cell in every position (SPEC
+    §5); a reader's page spans it, as the paper does. A span stays inside its row group (the
+    header or the body, as HTML's rowspan does), and one that overlaps another is left repeated."""
+    origins: dict[tuple[int, int], tuple[int, int]] = {}
+    covered: set[tuple[int, int]] = set()
+    total = len(table.markdown_rows)
+    for span in table.spans:
+        end = table.header_rows if span.row < table.header_rows else total
+        rows, cols = min(span.rows, end - span.row), min(span.cols, width - span.col)
+        if rows < 1 or cols < 1:
+            continue
+        area = {(span.row + dr, span.col + dc) for dr in range(rows) for dc in range(cols)}
+        if area & covered or not area.isdisjoint(origins):
+            continue
+        origins[(span.row, span.col)] = (rows, cols)
+        covered |= area - {(span.row, span.col)}
+    return origins, covered
+
+
 def _grid(table: Table, page: _Page) -> str:
     rows = table.markdown_rows
     width = max(len(row) for row in rows)
+    origins, covered = _spanned(table, width)
     head: list[str] = []
     body: list[str] = []
     for position, row in enumerate(rows):
         if page.full():
             break
         cell = "th" if position < table.header_rows else "td"
-        cells = [f"<{cell}>{page.inline(text)}</{cell}>" for text in row]
-        cells.extend(f"<{cell}></{cell}>" for _ in range(width - len(row)))
+        cells: list[str] = []
+        for column in range(width):
+            if (position, column) in covered:
+                continue  # drawn by the spanning cell that reaches here
+            shown = page.inline(row[column]) if column < len(row) else ""
+            span = origins.get((position, column))
+            attributes = ""
+            if span is not None:
+                attributes += f' rowspan="{span[0]}"' if span[0] > 1 else ""
+                attributes += f' colspan="{span[1]}"' if span[1] > 1 else ""
+            cells.append(f"<{cell}{attributes}>{shown}</{cell}>")
         (head if position < table.header_rows else body).append(f"<tr>{''.join(cells)}</tr>")
     thead = f"<thead>{''.join(head)}</thead>" if head else ""
     return f'<div class="scroll"><table>{thead}<tbody>{"".join(body)}</tbody></table></div>'
@@ -536,3 +569,66 @@ def neighbours(document: Document, section_id: str) -> Neighbours:
             break
         here = chain.get(above.id) if above is not None else None
     return Neighbours(previous, following, parent)
+
+
+# -- what changed: CriticMarkup -> <ins>/<del> ------------------------------------------------
+
+# Our marks (render/critic.py) and the HTML each becomes; the paper's own `{++`, `~>` … reach
+# here escaped (`\{++`), which markdown-it's escape rule turns back into text.
+_CRITIC_TAGS = {
+    "{++": "<ins>",
+    "++}": "</ins>",
+    "{--": "<del>",
+    "--}": "</del>",
+    "{~~": "<del>",
+    "~~}": "</ins>",
+    "{>>": '<span class="critic-note">',
+    "<<}": "</span>",
+    "~>": "</del><ins>",
+}
+
+
+def _critic_mark(state: StateInline, silent: bool) -> bool:
+    src, pos = state.src, state.pos
+    mark = src[pos : pos + 3]
+    if mark not in _CRITIC_TAGS:
+        mark = src[pos : pos + 2]
+        if mark != "~>":
+            return False
+    if not silent:
+        token = state.push("html_inline", "", 0)
+        token.content = _CRITIC_TAGS[mark]
+    state.pos += len(mark)
+    return True
+
+
+def _critic_markdown_it() -> MarkdownIt:
+    md = _markdown_it()
+    md.enable("table")
+    md.inline.ruler.before("emphasis", "critic", _critic_mark)
+    md.render("{++a++} | b\n---|---\n{~~$c$~>d~~} | e", {"math": MathBudget(), "notes": {}})
+    return md
+
+
+_CRITIC_MD = _critic_markdown_it()
+
+
+def critic_html(
+    markdown: str, math: MathBudget | None = None, notes: dict[str, Footnote] | None = None
+) -> str:
+    """Our CriticMarkup (render/critic.py) as HTML: blocks as blocks, `<ins>`/`<del>` for the
+    marks, math as MathML, footnote marks of `notes`, raw HTML off as everywhere else."""
+    env = {"math": math or MathBudget(), "notes": notes or {}}
+    rendered: str = _CRITIC_MD.render(markdown, env)
+    return rendered
+
+
+def footnotes_by_label(document: Document) -> dict[str, Footnote]:
+    """A paper's footnotes by the label its Markdown references them with (`[^3]`)."""
+    return {note_label(note.mark): note for note in document.footnotes.values()}
+
+
+def inline_critic_html(markdown: str, math: MathBudget | None = None) -> str:
+    """One line of our CriticMarkup (a title) as inline HTML."""
+    rendered: str = _CRITIC_MD.renderInline(markdown, {"math": math or MathBudget(), "notes": {}})
+    return rendered
