@@ -63,3 +63,28 @@ def test_a_depth_keeps_that_many_levels_whose_tokens_count_those_below() -> None
     two = _sections(at_depth(outline, 2)["sections"])
     assert len(top["sections"]) < len(two) < len(_sections(outline["sections"]))
     assert count(_dumps(compact(top))) < count(_dumps(compact(outline)))
+
+
+def test_a_section_that_changed_since_another_edition_says_how_on_its_line() -> None:
+    def section(node_id: str, **change: object) -> dict[str, object]:
+        base = {"id": node_id, "number": "1", "title": "Intro", "tokens": 10, "errors": 0}
+        return {**base, "children": [], **change}
+
+    outline = {
+        "sections": [
+            section("S1", change="same", changed=0),
+            section("S2", change="edited", changed=3),
+            section("S3", change="added"),
+            section("S4", change="moved", changed=1),
+            section("S5"),
+        ]
+    }
+    lines = compact(outline)["sections"]  # type: ignore[arg-type]
+
+    assert lines == [
+        "10 S1 1 Intro",
+        "10 S2 1 Intro [edited 3]",
+        "10 S3 1 Intro [added]",
+        "10 S4 1 Intro [moved 1]",
+        "10 S5 1 Intro",
+    ]

@@ -17,7 +17,8 @@ from paperanchor import shapes
 
 SECTION_FIELDS: Final = "tokens id number title"
 """What each of the compact outline's section lines holds, in order (the number is left out
-where the section prints none)"""
+where the section prints none); an outline `since` another edition ends each line that changed
+with `[edited N]`, `[moved N]` or `[added]` (N: its blocks that differ, its subsections' too)"""
 
 # Fields left out at these values: what a reader assumes when a field is not there.
 _DEFAULTS: Final[dict[str, Any]] = {"inferred": "ready", "quality": "ok"}
@@ -45,10 +46,17 @@ def _walk(sections: list[shapes.Section]) -> Iterator[shapes.Section]:
 
 
 def section_line(section: shapes.Section) -> str:
-    """`"<tokens> <id> <number> <title>"`, and ` [errors N]` when it has conversion errors."""
+    """`"<tokens> <id> <number> <title>"`, ` [errors N]` when it has conversion errors, and its
+    change since another edition when it has one (SECTION_FIELDS)."""
     number = f" {section['number']}" if section["number"] else ""
     errors = f" [errors {section['errors']}]" if section["errors"] else ""
-    return f"{section['tokens']} {section['id']}{number} {section['title']}{errors}".rstrip()
+    line = f"{section['tokens']} {section['id']}{number} {section['title']}{errors}".rstrip()
+    change = section.get("change")
+    if change == "added":
+        return f"{line} [added]"
+    if change in ("edited", "moved"):
+        return f"{line} [{change} {section.get('changed', 0)}]"
+    return line
 
 
 def compact(outline: shapes.Outline) -> shapes.CompactOutline:
