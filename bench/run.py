@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 import httpx
 
 from bench import (
+    agent_bench,
     cache_bench,
     memory,
     parse_bench,
@@ -129,6 +130,7 @@ def main() -> int:
                      large=large, cache_rows=cache_rows, pdf_rows=pdf_rows,
                      pdf_peaks=pdf_peaks, peer_rows=peer_rows)  # fmt: skip
     OUT.write_text(report + _kept_sections(), encoding="utf-8")
+    agent_bench.update(OUT)  # its own section, which `python -m bench.agent_bench` rewrites alone
     print(f"wrote {OUT.relative_to(ROOT)} in {elapsed:.0f} s")
     return 0
 

@@ -317,3 +317,24 @@ def test_the_text_outline_says_degraded_or_failed_on_its_first_lines(
     assert said == ([quality] if quality else [])
     as_json = json.loads(run("outline", str(path), "--json").stdout)
     assert as_json["quality"] == (quality or "ok")
+
+
+def test_cite_from_another_file_re_anchors_its_node_in_this_one() -> None:
+    editions = FIXTURES_HTML.parent / "editions" / "html"
+    new, old = editions / "insert-section-new.html", editions / "insert-section-old.html"
+    result = run("cite", str(new), "S2.p1", "--from", str(old))
+    assert result.returncode == 0, result.stderr
+    assert (
+        "(S3.p1;" in result.stdout
+        and "moved from S2.p1 of local/insert-section-old" in result.stdout
+    )
+    gone = run(
+        "cite",
+        str(editions / "delete-paragraph-new.html"),
+        "S1.p3",
+        "--from",
+        str(editions / "delete-paragraph-old.html"),
+    )
+    assert gone.returncode != 0 and gone.stderr.startswith("not-found: S1.p3 of")
+    mixed = run("cite", str(new), "S2.p1", "--from", "v1")
+    assert mixed.returncode != 0 and "both files" in mixed.stderr

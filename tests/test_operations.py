@@ -219,6 +219,7 @@ def test_a_route_takes_its_operations_arguments_in_the_path_it_names_else_in_the
         ("paper", "path"),
         ("anchor", "path"),
         ("maxTokens", "query"),
+        ("anchors", "query"),
         ("since", "query"),
     ]
     changes = next(route for route in operations.ROUTES if route.name == "changes_json")

@@ -26,6 +26,7 @@ def two_servers(own_redis: RedisServer, tmp_path_factory) -> Iterator[list[Serve
         "PAPERANCHOR_OFFLINE": "1",
         "PAPERANCHOR_CACHE_URL": own_redis.url,
         "PAPERANCHOR_RATE_LIMIT": f"{RATE}/minute",
+        "PAPERANCHOR_RATE_LIMIT_LOOPBACK": "1",  # the test's client is on this machine
     }
     servers = [
         ServeProcess({**env, "PAPERANCHOR_CACHE_DIR": str(tmp_path_factory.mktemp("cache"))})

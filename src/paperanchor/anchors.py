@@ -10,11 +10,16 @@ from rapidfuzz import fuzz, process
 
 from paperanchor.errors import NotFound
 from paperanchor.tree import (
+    Code,
     Document,
     Equation,
+    EquationGroup,
     Figure,
     Inline,
+    ListBlock,
     Node,
+    Paragraph,
+    Quote,
     Section,
     Table,
     Text,
@@ -33,6 +38,26 @@ SUGGEST_MAX_CHARS = 300
 # would be "paper" is "paper-2".
 WHOLE_PAPER = "paper"
 RESERVED = frozenset({WHOLE_PAPER})
+# A suggestion is a name the anchor misspells: rapidfuzz's ratio (normalised Indel similarity)
+# at least this (`introdution` -> introduction is 96; `nope` -> optimal-control-design, which
+# the partial WRatio scored 60, is 15), or one it begins with at least this many characters.
+SUGGEST_MIN_SCORE = 80.0
+SUGGEST_PREFIX_CHARS = 3
+_DIGITS = re.compile(r"[0-9]+")
+# contract §11: the blocks `read` marks with their anchor, where they sit in a section's flow (a
+# list's items, a figure's panels and a group's rows are parts of the block that holds them).
+_MARKED = (Paragraph, Equation, EquationGroup, Figure, Table, Theorem, ListBlock, Code, Quote)
+_FLOW = (Section, Paragraph, Theorem)
+MARK = "¶"
+"""A marker's label is `¶` and the block's number in the paper, in document order: one or
+two o200k tokens where a LaTeXML id costs four to thirteen (`S3.SS1.SSS0.Px3.p2`)."""
+
+
+def citable(node: Node, parent: Node | None) -> bool:
+    """Whether `read` marks this block with its anchor (contract §11)."""
+    if isinstance(node, Text):
+        return parent is None or isinstance(parent, Section)  # loose text, not a paragraph's
+    return isinstance(node, _MARKED) and (parent is None or isinstance(parent, _FLOW))
 
 
 def section_alias(section_id: str) -> str | None:
@@ -82,6 +107,11 @@ class AnchorIndex:
     sections: list[Section] = field(default_factory=list)
     panel_ids: set[str] = field(default_factory=set)
     note_sections: dict[str, tuple[str, str]] = field(default_factory=dict)
+    marks: dict[str, str] = field(default_factory=dict)
+    """node id -> its marker label (`¶12`), which resolves to it as an alias does"""
+    printed: dict[str, str] = field(default_factory=dict)
+    """a heading or label as the outline and the pages print it, folded (`printed_key`) ->
+    node id: `3.1 design`, `design`, `theorem 3.1` (a paragraph heading), `algorithm 1`"""
     _slug_next: dict[str, int] = field(default_factory=dict)
 
     @classmethod
@@ -114,6 +144,10 @@ class AnchorIndex:
             self.slugs[slug] = node.id
             self.slug_of[node.id] = slug
         self.nodes.setdefault(node.id, Located(node, section_id, visit.top.id))
+        if citable(node, visit.parent) and node.id not in self.marks:
+            label = f"{MARK}{len(self.marks) + 1}"
+            self.marks[node.id] = label
+            self.aliases[label] = node.id
         if isinstance(node, Text):
             for note_id in node.notes:
                 self.note_sections.setdefault(note_id, (section_id, visit.top.id))
@@ -125,8 +159,20 @@ class AnchorIndex:
             if short:
                 self.aliases.setdefault(short, node.id)
                 self.alias_of.setdefault(node.id, short)
-        for key in printed_labels(node, visit.parent):
-            self.labels.setdefault(key, node.id)
+        for kind_label in printed_labels(node, visit.parent):
+            self.labels.setdefault(kind_label, node.id)
+        for text in printed_texts(node, visit.parent):
+            key = printed_key(text)
+            if key:
+                self.printed.setdefault(key, node.id)
+
+    def mark(self, node: Node) -> str | None:
+        """The marker label `read` shows before this block, None when it shows none (a node
+        another of the same id shadows, on a hostile page, is not the one the label names)."""
+        label = self.marks.get(node.id)
+        if label is None or self.nodes[node.id].node is not node:
+            return None
+        return label
 
     def _new_slug(self, base: str) -> str:
         """`base`, else `base-2`, `base-3` … in document order; linear in the number of
@@ -152,6 +198,7 @@ class AnchorIndex:
         node_id = (
             (key if key in self.nodes else self.aliases.get(key) or self.slugs.get(key))
             or self._printed(key)
+            or self.printed.get(printed_key(key))
             or self.folded.get(key.lower())
         )
         return node_id if node_id and node_id in self.nodes else None
@@ -172,7 +219,12 @@ class AnchorIndex:
         return detail
 
     def suggest(self, anchor: str, limit: int = 3) -> list[str]:
-        """Up to `limit` nearest anchors, fuzzy over ids, aliases, slugs and titles."""
+        """Up to `limit` anchors close to `anchor`: a name it misspells (similarity at least
+        SUGGEST_MIN_SCORE over ids, aliases, slugs and titles), one it begins (`intro`), or the
+        section whose id it extends (`S2.p3` -> `S2`); nothing rather than a far guess."""
+        wanted = anchor.lower()
+        if not wanted or len(anchor) > SUGGEST_MAX_CHARS:
+            return []
         choices: dict[str, str] = {}
         for section in self.sections:
             for name in (
@@ -184,23 +236,37 @@ class AnchorIndex:
                 if name:
                     choices.setdefault(name.lower(), section.id)
         for alias, node_id in self.aliases.items():
-            choices.setdefault(alias.lower(), node_id)
-        if not choices or not anchor or len(anchor) > SUGGEST_MAX_CHARS:
-            return []
-        found = process.extract(anchor.lower(), list(choices), scorer=fuzz.WRatio, limit=limit * 4)
+            if not alias.startswith(MARK):  # a marker is read off a page, never guessed
+                choices.setdefault(alias.lower(), node_id)
+        scored: dict[str, float] = {}
+        numbers = _DIGITS.findall(wanted)
+        for name, score, _ in process.extract(
+            wanted, list(choices), scorer=fuzz.ratio, limit=limit * 4
+        ):
+            # a name that differs in its numbers is another node (`theorem 9.9`, `theorem 3.1`)
+            if score >= SUGGEST_MIN_SCORE and _DIGITS.findall(name) == numbers:
+                scored[choices[name]] = max(score, scored.get(choices[name], 0.0))
+        if len(wanted) >= SUGGEST_PREFIX_CHARS:
+            for name, node_id in choices.items():
+                if name.startswith(wanted):
+                    scored.setdefault(node_id, SUGGEST_MIN_SCORE)
+        holder = next(
+            (
+                section.id
+                for section in reversed(self.sections)
+                if wanted.startswith(section.id.lower() + ".")
+            ),
+            None,
+        )
+        if holder is not None:
+            scored.setdefault(holder, SUGGEST_MIN_SCORE)
         out: list[str] = []
-        for name, score, _ in found:
-            # WRatio scores a 2-letter alias inside any longer word highly ("e1" in "nowhere")
-            if score < 60 or (len(name) < 3 and len(anchor) > len(name) + 1):
-                continue
-            node_id = choices[name]
+        for node_id in sorted(scored, key=lambda found: -scored[found]):
             slug = self.slug_of.get(node_id)
             label = f"{slug} ({node_id})" if slug else node_id
             if label not in out:
                 out.append(label)
-            if len(out) == limit:
-                break
-        return out
+        return out[:limit]
 
 
 # -- printed labels (contract §3): what a reader quotes from the text ----------------------------
@@ -295,6 +361,39 @@ def printed_labels(node: Node, parent: Node | None) -> list[tuple[str, str]]:
             word = _KIND_WORDS.get(match["word"], match["word"])
             number = match["number"]
             return list(dict.fromkeys([(word, number), (node.kind, number)]))
+    return []
+
+
+_PRINTED_MAX = 300  # a heading longer than this is not looked up (nor is an anchor)
+
+
+def printed_key(text: str) -> str:
+    """A heading or label as it is compared: case-blind, white space squashed, without the
+    trailing `.` or `:` a run-in label ends with."""
+    if len(text) > _PRINTED_MAX:
+        return ""
+    return " ".join(text.lower().split()).rstrip(".:").rstrip()
+
+
+def printed_texts(node: Node, parent: Node | None) -> list[str]:
+    """What the outline and the pages print for a node, whole: a section's title, its number
+    and title, its tag and title (`Appendix A Proofs`); a float's tag (`TABLE I`,
+    `Algorithm 1`); a theorem-like block's label (`Definition 2.1 (6)`, not a bare `Proof`)."""
+    if isinstance(node, Section):
+        if node.kind in ("body", "abstract", "bibliography"):
+            return []
+        title = node.title.text.strip()
+        texts = [title] if title else []
+        if node.number:
+            texts.append(f"{node.number} {title}")
+        if node.tag.strip():
+            texts.append(f"{node.tag.strip()} {title}")
+        return texts
+    if isinstance(node, Figure | Table) and not isinstance(parent, Figure | Table):
+        return [node.tag.strip()] if node.tag.strip() else []
+    if isinstance(node, Theorem):
+        label = node.label.text.strip()
+        return [label] if _THEOREM_LABEL.match(printed_key(label) + " ") else []
     return []
 
 

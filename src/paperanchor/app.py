@@ -166,7 +166,12 @@ def create_app(
             backend=auth.TokenOrLoopback(verifier, public=settings.public),
         )
     if limit is not None:
-        app.add_middleware(RateLimitMiddleware, limit=limit, refuse=_refuse)
+        app.add_middleware(
+            RateLimitMiddleware,
+            limit=limit,
+            refuse=_refuse,
+            loopback=settings.rate_limit_loopback,
+        )
     if settings.public_url is None and not _is_loopback(settings.host):
         logger.warning(
             "listening on %s without PAPERANCHOR_PUBLIC_URL: only requests with Host %s are "

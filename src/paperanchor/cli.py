@@ -424,6 +424,15 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
                 cmd.add_argument(
                     argument.python_name, nargs=cli.nargs, metavar=cli.metavar, help=cli.help
                 )
+            elif cli.switch:
+                cmd.add_argument(
+                    cli.flag,
+                    dest=argument.python_name,
+                    action="store_const",
+                    const=1,
+                    default=None,
+                    help=cli.help,
+                )
             else:
                 kind = {"integer": int, "number": float}.get(argument.kind)
                 options: dict[str, Any] = {"type": kind, "default": None} if kind else {}

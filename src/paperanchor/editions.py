@@ -11,7 +11,9 @@ every section of two editions once:
    in both editions is likelier the same one than any block elsewhere;
 3. near text (rapidfuzz), among candidates that share rare words, scored with its neighbours'
    alignment, so twin paragraphs that differ in a few words go each to its own place;
-4. containment, for a paragraph split in two or two merged into one.
+4. containment, for a paragraph split in two or two merged into one;
+5. one for one: the one block left unmatched in a section that kept its title, for the one
+   left in its old self (a section rewritten throughout has no neighbours to vouch).
 
 Each kind of block is matched only with its kind: equations by their TeX, floats by their
 caption and cells, references by their text. The cost is bounded whatever the pages hold:
@@ -76,7 +78,6 @@ COMPARED_CHARS = 3_000
 # Identical texts this many times or more are paired in order without looking at context.
 CROWD = 64
 _WORD = re.compile(r"\w{3,}")
-_DIGITS = re.compile(r"\d+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +103,7 @@ class Unit:
     kind: Kind
     order: int
     text: str
-    """comparable text (quotes.comparable) without printed numbers' digits for floats"""
+    """comparable text (quotes.comparable); a float's caption without its printed label"""
     section: str
     words: frozenset[str] = frozenset()
 
@@ -675,12 +676,6 @@ def _align_sections(
         taken.add(n)
         found.append(_Match(o, n, title, 0.99 if title == 1.0 else 0.9))
     return found
-
-
-def digits_dropped(text: str) -> str:
-    """Text without its numbers: how two renderings' texts compare when only the printed
-    numbers of what they cite changed."""
-    return _DIGITS.sub("", text)
 
 
 # -- naming an edition ------------------------------------------------------------------------

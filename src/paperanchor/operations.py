@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
-from paperanchor import service, shapes
+from paperanchor import compact, service, shapes
 from paperanchor.errors import BadRequest
 from paperanchor.images import MAX_IMAGES, Image
 from paperanchor.paper import Paper
@@ -56,6 +56,8 @@ class CliArgument:
     help: str
     flag: str | None = None
     nargs: str | None = None
+    switch: bool = False
+    """a flag without a value that stands for 1 (`--anchors`)"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +102,8 @@ class Argument:
     """how the command line takes it; None: not on the command line"""
     rest: Rest | None = None
     """how the REST routes take it; None: not in a REST route's path or query"""
+    tool: bool = True
+    """whether the MCP tool takes it (`anchors` is always on over MCP, contract §11)"""
 
     @property
     def python_name(self) -> str:
@@ -249,7 +253,8 @@ SINCE = Argument(
 )
 """`since` (contract §10): in the query of the outline, read and references routes, in the path
 of the changes routes"""
-SINCE_AS_IN_OUTLINE = Argument("since", "text", "as in outline", rest=SINCE.rest)
+SINCE_AS_IN_OUTLINE = Argument("since", "text", "", rest=SINCE.rest)
+"""`since` where the outline's schema has said what it is: no description of its own"""
 SINCE_REQUIRED = Argument("since", "text", SINCE_HELP, required=True, rest=SINCE.rest)
 
 
@@ -415,10 +420,30 @@ def trends_text(result: shapes.Trends, _arguments: Arguments) -> tuple[str, str]
 # -- how each operation runs -----------------------------------------------------------------
 
 
+DEPTH_RANGE: Final = (1, 10)
+
+
+def depth_of(a: Arguments) -> int | None:
+    """The outline's `depth` (contract §11): None for every level, else 1-10."""
+    depth = a.get("depth")
+    return None if depth is None else service.check_integer("depth", depth, DEPTH_RANGE)
+
+
 async def _outline(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Outline]:
+    depth = depth_of(a)
     if a.get("since"):
-        return await svc.outline_since(a["paper"], a["since"])
-    return await svc.outline(a["paper"])
+        found = await svc.outline_since(a["paper"], a["since"])
+    else:
+        found = await svc.outline(a["paper"])
+    return replace(found, value=compact.at_depth(found.value, depth))
+
+
+def _anchors(a: Arguments, door: Door) -> bool:
+    """contract §11: MCP's reads always mark their blocks; REST and the command line ask."""
+    asked = a.get("anchors")
+    return door == "mcp" or (
+        asked is not None and bool(service.check_integer("anchors", asked, (0, 1)))
+    )
 
 
 async def _read(svc: PaperService, a: Arguments, door: Door) -> Served[service.ReadResult]:
@@ -426,7 +451,9 @@ async def _read(svc: PaperService, a: Arguments, door: Door) -> Served[service.R
         return await svc.read_since(
             a["paper"], a.get("anchor"), a["since"], a.get("maxTokens"), door=door
         )
-    return await svc.read(a["paper"], a.get("anchor"), a.get("maxTokens"), door=door)
+    anchors = _anchors(a, door)
+    maximum = a.get("maxTokens")
+    return await svc.read(a["paper"], a.get("anchor"), maximum, door, anchors=anchors)
 
 
 async def _cite(svc: PaperService, a: Arguments, door: Door) -> Served[shapes.Cite]:
@@ -584,12 +611,24 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 default=DEFAULT_WAIT_S,
                 unit="seconds",
             ),
+            Argument(
+                "depth",
+                "integer",
+                "section levels, 1-10",
+                bounds=DEPTH_RANGE,
+                cli=CliArgument(
+                    "N",
+                    "show N levels of sections (1-10; deeper ones count in their parents' tokens)",
+                    flag="--depth",
+                ),
+                rest=Rest("levels of sections, 1-10 (default all)"),
+            ),
             SINCE,
         ),
         _outline,
-        _same,
-        (shapes.Outline,),
-        on_paper=lambda paper, a, context: service.outline(paper),
+        compact.compact,
+        (shapes.CompactOutline,),
+        on_paper=lambda paper, a, context: compact.at_depth(service.outline(paper), depth_of(a)),
         samples=lambda paper: [{}],
         command=Command(
             "outline",
@@ -599,8 +638,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     ),
     Operation(
         "read",
-        "A section or any block as Markdown, heading included; longer output is cut at "
-        "maxTokens and says how to get the rest.",
+        "A section or any block as Markdown, cut at maxTokens; cite <!--¶N--> as ¶N.",
         (
             PAPER,
             Argument(
@@ -631,12 +669,33 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                     absent=service.WHOLE_NODE,
                 ),
             ),
+            Argument(
+                "anchors",
+                "integer",
+                "1: mark each citable block with its anchor",
+                bounds=(0, 1),
+                tool=False,
+                cli=CliArgument(
+                    "",
+                    "mark each citable block with the anchor cite takes (<!--¶12-->)",
+                    flag="--anchors",
+                    switch=True,
+                ),
+                rest=Rest(
+                    "1: mark each citable block with the anchor cite takes, as <!--¶12--> "
+                    "(contract §11)"
+                ),
+            ),
             SINCE_AS_IN_OUTLINE,
         ),
         _read,
         None,
         on_paper=lambda paper, a, context: service.read(
-            paper, a["anchor"], a.get("maxTokens"), context.door
+            paper,
+            a["anchor"],
+            a.get("maxTokens"),
+            context.door,
+            anchors=_anchors(a, context.door),
         ),
         command=Command(
             "read",
@@ -1152,7 +1211,8 @@ ROUTES: Final[tuple[Route, ...]] = (
         shape=shapes.Outline,
         doc="Title, authors, abstract, TL;DR, contributions and the section tree with token "
         "counts.\n`Prefer: wait=N` (0-60 s) waits for the inferred fields and is answered in\n"
-        "`Preference-Applied`.",
+        "`Preference-Applied`; `depth` keeps that many levels of sections, each counting the\n"
+        "tokens of those under it.",
         caching="outline",
     ),
     Route(

@@ -87,6 +87,8 @@ class Paper:
     document: Document
     index: AnchorIndex
     _markdown: dict[str, str] = field(default_factory=dict)
+    _anchored: dict[str, str] = field(default_factory=dict)
+    """node id ("" the whole paper) -> its Markdown with anchor markers (contract §11)"""
     _sections: dict[str, tuple[Section, list[str], list[str]]] = field(default_factory=dict)
     """section id -> the section, its chunks and the footnote ids they reference, in order
     (the section is kept to tell apart two that a hostile page gave one id)."""
@@ -116,13 +118,15 @@ class Paper:
         document: Document = loaded.document
         return cls(loaded, document, AnchorIndex.build(document, loaded.idv))
 
-    def markdown(self, node_id: str | None = None) -> str:
-        """The Markdown of a node (None: the whole paper), joined once and kept."""
+    def markdown(self, node_id: str | None = None, *, anchors: bool = False) -> str:
+        """The Markdown of a node (None: the whole paper), joined once and kept; with
+        `anchors`, each citable block opens with its anchor marker (contract §11)."""
         key = node_id or ""
-        cached = self._markdown.get(key)
+        kept = self._anchored if anchors else self._markdown
+        cached = kept.get(key)
         if cached is None:
-            cached = join(self.chunks(node_id))
-            self._markdown[key] = cached
+            cached = join(self.chunks(node_id, anchors=anchors))
+            kept[key] = cached
             self.rendered_bytes += sys.getsizeof(cached)
         return cached
 
@@ -135,8 +139,14 @@ class Paper:
                 self.rendered_bytes += sys.getsizeof(page)
         return page
 
-    def chunks(self, node_id: str | None) -> list[str]:
-        """The Markdown chunks of a node (None: the whole paper), footnotes at the end."""
+    def chunks(self, node_id: str | None, *, anchors: bool = False) -> list[str]:
+        """The Markdown chunks of a node (None: the whole paper), footnotes at the end; with
+        `anchors`, rendered afresh with the markers (only what is read is: it is kept joined)."""
+        if anchors:
+            mark, document = self.index.mark, self.document
+            if node_id is None:
+                return document_chunks(document, lambda node: node_chunks(node, document, mark))
+            return node_chunks(self.index.nodes[node_id].node, document, mark)
         if node_id is None:
             return document_chunks(self.document, self._node_chunks)
         return self._node_chunks(self.index.nodes[node_id].node)
@@ -171,12 +181,13 @@ class Paper:
             self.rendered_bytes += own + sys.getsizeof(chunks) + sys.getsizeof(chunks[0])
         return chunks, list(notes)
 
-    def rendered(self, anchor: str | None) -> bool:
+    def rendered(self, anchor: str | None, *, anchors: bool = False) -> bool:
         """Whether `anchor` names, without fuzzy matching, a node whose Markdown is ready."""
+        kept = self._anchored if anchors else self._markdown
         if anchor is None:
-            return "" in self._markdown
+            return "" in kept
         node_id = self.index.quick(anchor)
-        return node_id is not None and node_id in self._markdown
+        return node_id is not None and node_id in kept
 
     def tokens(self, node_id: str | None = None) -> int:
         """contract §3's tokens of a node's Markdown (None: the whole paper), without keeping it."""

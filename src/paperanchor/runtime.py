@@ -58,10 +58,13 @@ class Runtime:
         store: Store | None = None,
         sources: Callable[[Settings, Upstream], Sources] = Sources.over,
         discovery: Callable[[Papers], Discovery] | None = None,
+        over_stdio: bool = False,
     ) -> Runtime:
         """The runtime of `settings`. The keywords replace a part (tests): the parsers, the
         store (closed with the runtime as its own), the sources over the upstream client, the
-        discovery client over the papers."""
+        discovery client over the papers. `over_stdio`: no HTTP server runs, so no URL of this
+        service is handed out unless PAPERANCHOR_PUBLIC_URL names one (contract §7)."""
+        base = None if over_stdio and settings.public_url is None else settings.public_base
         if store is None:
             link = RedisLink(settings.cache_url) if settings.cache_url else None
             store = open_store(settings, link)
@@ -70,6 +73,8 @@ class Runtime:
         coordination = open_coordination(link, lease_s=settings.lock_lease_s)
         upstream = Upstream(settings, coordination=coordination)
         found_at = sources(settings, upstream)
+        if base is None:
+            found_at.service_base = None  # a local page's images: the files beside it
         papers = Papers(
             settings,
             store=store,
@@ -85,7 +90,7 @@ class Runtime:
             else Discovery(settings, upstream=upstream, store=store)
         )
         images = Images(settings, upstream, store, settings.public_base)
-        service = PaperService(papers, settings.public_base, finder, images, public=settings.public)
+        service = PaperService(papers, base or "", finder, images, public=settings.public)
         return cls(settings, link, store, coordination, upstream, found_at, papers, finder, service)
 
     async def __aenter__(self) -> Runtime:

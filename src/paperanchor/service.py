@@ -13,6 +13,7 @@ import sys
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Final, Generic, Literal, Protocol, TypeVar, cast, overload
 from urllib.parse import quote
 
@@ -335,11 +336,17 @@ def _more(door: Door, remaining: int, whole: int, fetch_path: str) -> str:
 
 
 def read(
-    paper: Paper, anchor: str | None, max_tokens: int | object = None, door: Door = "rest"
+    paper: Paper,
+    anchor: str | None,
+    max_tokens: int | object = None,
+    door: Door = "rest",
+    *,
+    anchors: bool = False,
 ) -> ReadResult:
     """A node's Markdown (contract §4 read), the whole paper for no anchor; a cut answer says how
-    to get the rest in the reader's door. `max_tokens` is in MAX_TOKENS_RANGE (the operations
-    table checks it), None for the default, or WHOLE_NODE."""
+    to get the rest in the reader's door; `anchors` marks each citable block (contract §11).
+    `max_tokens` is in MAX_TOKENS_RANGE (the operations table checks it), None for the
+    default, or WHOLE_NODE."""
     if max_tokens is WHOLE_NODE:
         limit = sys.maxsize
     elif max_tokens is None:
@@ -362,12 +369,13 @@ def read(
         title = node.title.text if isinstance(node, Section) else ""
         fetch = f"/{meta.idv}/sections/{paper.index.alias_of.get(node_id, node_id)}.md"
         shown_id = node_id
-    full = paper.markdown(node_id)
-    whole = paper.tokens(node_id)  # counts the Markdown just kept, once
+    full = paper.markdown(node_id, anchors=anchors)
+    # counts the Markdown just kept, once (a marked read's: the markers count too)
+    whole = tokens_of(full) if anchors else paper.tokens(node_id)
     if whole <= limit:
         markdown, truncated, count = full, False, whole
     else:
-        chunks = paper.chunks(node_id)
+        chunks = paper.chunks(node_id, anchors=anchors)
         # the whole paper opens with its title and author line: front matter, not content
         front = 2 if node_id is None and paper.document.authors else 1 if node_id is None else 0
         markdown, truncated = truncate(
@@ -450,7 +458,10 @@ def _cite_answer(paper: Paper, located: Located, public_url: str) -> shapes.Cite
     holder = node.id if isinstance(node, Section) else located.section_id
     return {
         "text": text,
-        "url": f"{public_url.rstrip('/')}/{paper.meta.idv}/sections/{section_id}.md",
+        # no URL of this service where none is served (stdio, contract §7)
+        "url": f"{public_url.rstrip('/')}/{paper.meta.idv}/sections/{section_id}.md"
+        if public_url
+        else None,
         "anchor": node.id,
         "permalink": link,
         "hash": text_hash(text),
@@ -1049,14 +1060,23 @@ class PaperService:
         return _served(view, ref, view)
 
     async def read(
-        self, paper: str, anchor: str | None, max_tokens: int | object = None, door: Door = "rest"
+        self,
+        paper: str,
+        anchor: str | None,
+        max_tokens: int | object = None,
+        door: Door = "rest",
+        *,
+        anchors: bool = False,
     ) -> Served[ReadResult]:
-        """A node's Markdown (contract §4 read); the whole paper for no anchor."""
+        """A node's Markdown (contract §4 read); the whole paper for no anchor; `anchors` marks
+        each citable block with its anchor (contract §11)."""
         ref = parse_ref(paper)
         view = await self._text(ref, "The text")
-        if view.rendered(anchor):
-            return _served(read(view, anchor, max_tokens, door), ref, view)
-        result = await asyncio.to_thread(read, view, anchor, max_tokens, door)
+        if view.rendered(anchor, anchors=anchors):
+            return _served(read(view, anchor, max_tokens, door, anchors=anchors), ref, view)
+        result = await asyncio.to_thread(
+            partial(read, anchors=anchors), view, anchor, max_tokens, door
+        )
         return _served(result, ref, view)
 
     async def cite(self, paper: str, anchor: str) -> Served[shapes.Cite]:

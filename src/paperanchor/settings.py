@@ -101,6 +101,8 @@ class Settings(BaseSettings):
     rate_limit: str = "120/minute"
     """Requests per client address: `N/second`, `N/minute`, `N/hour` or `N/day`; `0` turns it off.
     """
+    rate_limit_loopback: bool = False
+    """Limit clients on this machine too (an agent beside its server is not limited unless 1)."""
     latest_ttl_s: float = 86400.0
     """Seconds a bare id's latest version, and a paper whose version is not confirmed, are kept."""
     memory_mb: float = 512.0

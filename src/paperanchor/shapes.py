@@ -11,7 +11,7 @@ module's source again for every schema it builds (0.5 ms a shape, on every FastA
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import ConfigDict, Field, with_config
 
@@ -183,6 +183,35 @@ class Changes(TypedDict):
 
 
 @with_config(SHAPE)
+class CompactOutline(TypedDict):
+    """The outline the MCP tool sends (contract §11, compact.py): Outline's fields less those
+    that are empty or at their default, each section one line of `sectionFields`."""
+
+    schema: Literal[1]
+    paper: str
+    idv: str
+    version: NotRequired[int]
+    versionConfirmed: NotRequired[bool]
+    source: Source
+    sourceUrl: NotRequired[str]
+    title: str
+    authors: NotRequired[list[str]]
+    abstract: NotRequired[str]
+    tldr: NotRequired[str]
+    contributions: NotRequired[list[str]]
+    inferred: NotRequired[Literal["pending"]]
+    tokens: int
+    counts: dict[str, int]
+    sectionFields: Annotated[
+        str, Field(description="what each section line holds: tokens id number title")
+    ]
+    sections: list[str]
+    quality: NotRequired[Quality]
+    license: NotRequired[str]
+    metadata: NotRequired[dict[str, Any]]
+
+
+@with_config(SHAPE)
 class SectionText(TypedDict):
     """GET /{paper}/sections/{anchor}.json"""
 
@@ -208,7 +237,10 @@ class Was(TypedDict):
 @with_config(SHAPE)
 class Cite(TypedDict):
     text: str
-    url: str
+    url: Annotated[
+        str | None,
+        Field(description="this service's Markdown of the section; null over stdio (contract §7)"),
+    ]
     anchor: str
     permalink: Annotated[
         str | None,
@@ -225,24 +257,20 @@ class Cite(TypedDict):
         ]
     ]
     score: NotRequired[Annotated[int, Field(description="cite by text, fuzzy only: 90-100")]]
-    prefix: Annotated[str, Field(description="up to 32 characters of the text before it")]
-    suffix: Annotated[str, Field(description="up to 32 characters of the text after it")]
-    sectionPath: Annotated[
-        list[str], Field(description="printed numbers and titles of its sections, outermost first")
-    ]
-    textFragment: Annotated[
-        str | None, Field(description="the permalink with a text directive a browser highlights")
-    ]
+    prefix: Annotated[str, Field(description="<=32 chars of text before it")]
+    suffix: Annotated[str, Field(description="<=32 chars of text after it")]
+    sectionPath: Annotated[list[str], Field(description="its sections, outermost first")]
+    textFragment: Annotated[str | None, Field(description="permalink with a text directive")]
     status: NotRequired[
         Annotated[
             CiteStatus,
-            Field(description="re-anchored: same id and text, moved (same text), or edited"),
+            Field(description="re-anchored: same, moved (same text) or edited"),
         ]
     ]
     confidence: NotRequired[
-        Annotated[float, Field(description="calibrated probability that this is the passage")]
+        Annotated[float, Field(description="calibrated probability it is right")]
     ]
-    was: NotRequired[Annotated[Was, Field(description="the node it was re-anchored from")]]
+    was: NotRequired[Annotated[Was, Field(description="the node it came from")]]
 
 
 @with_config(SHAPE)

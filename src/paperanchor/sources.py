@@ -129,9 +129,13 @@ class Sources:
         *,
         coordination: Coordination | None = None,
         upstream: Upstream | None = None,
+        service_base: str | None = "",
     ) -> None:
-        """Sources over `upstream` (runtime.py builds it), else over a client of their own."""
+        """Sources over `upstream` (runtime.py builds it), else over a client of their own;
+        a local page's images are under `service_base`'s /files/ route (default the public
+        URL), or beside its file (`file:` URLs) when there is no HTTP server (None: stdio)."""
         self.settings = settings
+        self.service_base = settings.public_base if service_base == "" else service_base
         self.upstream = (
             upstream if upstream is not None else Upstream(settings, coordination=coordination)
         )
@@ -262,7 +266,11 @@ class Sources:
             )
             # Clients see the file's name, never the server's folder; the page's relative image
             # paths resolve to this server's /files/ route, which serves the local directory.
-            files_url = f"{self.settings.public_base}/files/{quote(path.name)}"
+            files_url = (
+                f"{self.service_base}/files/{quote(path.name)}"
+                if self.service_base is not None
+                else path.resolve().as_uri()
+            )
             kind: PageKind = "pdf" if path.suffix == ".pdf" else "html"
             found = None if ref.is_local else named_version  # <id>.html: its furniture says
             yield FetchedPage(ref, html, "local", path.name, found, files_url, fingerprint, kind)

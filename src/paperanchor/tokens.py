@@ -117,6 +117,8 @@ class Counts:
     def __init__(self) -> None:
         self.chunks: dict[str, int] = {}
         self.seams: dict[tuple[str, str], int] = {}
+        # a chunk's tail is asked for once for each section holding it (its parents' too)
+        self.tails: dict[str, str] = {}
 
     def chunk(self, chunk: str) -> int:
         counted = self.chunks.get(chunk)
@@ -127,10 +129,12 @@ class Counts:
     def seam(self, before: str, glue: str) -> int:
         """The tokens `before + glue` has beyond those of `before` (what follows the glue
         starts with no white space, so its first pretoken starts at its first character)."""
-        key = (_tail(before), glue)
+        tail = self.tails.get(before)
+        if tail is None:
+            tail = self.tails[before] = _tail(before)
+        key = (tail, glue)
         counted = self.seams.get(key)
         if counted is None:
-            tail = key[0]
             counted = self.seams[key] = count(tail + glue) - count(tail)
         return counted
 

@@ -6,6 +6,7 @@ a corpus pair."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -126,16 +127,24 @@ def test_mcp_read_since_is_the_rest_markdown_and_outline_since_the_rest_outline(
     assert [r["id"] for r in references.structured_content["added"]] == ["bib.bib9"]
 
 
-def _edited_sections(sections: list[dict[str, Any]]) -> list[str]:
-    """The sections to read again: edited or added ones, deepest first where a child says it."""
-    found: list[str] = []
-    for section in sections:
-        children = _edited_sections(section["children"])
-        changed_here = section["changed"] - sum(child["changed"] for child in section["children"])
-        if section.get("change") == "added" or changed_here > 0:
-            found.append(section["id"])
-        found.extend(children)
-    return found
+def _edited_sections(lines: list[str]) -> list[str]:
+    """The sections to read again from the compact outline's lines: added ones, and edited or
+    moved ones whose changes are not all in their subsections (`[edited N]` counts those too)."""
+    marked: dict[str, tuple[str, int]] = {}
+    for line in lines:
+        found = re.search(r" \[(added|edited|moved)(?: (\d+))?\]$", line)
+        if found is not None:
+            marked[line.split()[1]] = (found.group(1), int(found.group(2) or 0))
+    chosen = []
+    for node_id, (change, changed) in marked.items():
+        inner = sum(
+            count
+            for other, (_kind, count) in marked.items()
+            if other.startswith(node_id + ".") and other.count(".") == node_id.count(".") + 1
+        )
+        if change == "added" or changed - inner > 0:
+            chosen.append(node_id)
+    return chosen
 
 
 FLOW: dict[str, int] = {}

@@ -179,7 +179,7 @@ def test_the_whole_paper_cut_short_carries_the_abstracts_text(http: httpx.Client
 
 def test_the_truncation_line_speaks_each_front_door(server: Any, http: httpx.Client) -> None:
     rest = http.get("/local/full/sections/S2.md?maxTokens=100").text
-    whole = http.get("/local/full/sections/S2.json").json()["tokens"]
+    whole = http.get("/local/full/sections/S2.json?anchors=1").json()["tokens"]  # as MCP reads
     mcp = text_of(call(f"{server.url}/mcp", "read", {**FULL_S2, "maxTokens": 100}))
     assert rest.rstrip().endswith("; fetch /local/full/sections/S2.md]")
     assert mcp.rstrip().endswith(f"; call read with maxTokens={whole}]")
@@ -189,7 +189,7 @@ FULL_S2 = {"paper": "local/full", "anchor": "S2"}
 
 
 def test_read_with_the_anchor_paper_is_the_whole_paper(server: Any, http: httpx.Client) -> None:
-    whole = http.get("/local/short.md?maxTokens=8000").text
+    whole = http.get("/local/short.md?maxTokens=8000&anchors=1").text
     result = call(f"{server.url}/mcp", "read", {"paper": "local/short", "anchor": "paper"})
     assert text_of(result) == whole
     cut = text_of(call(f"{server.url}/mcp", "read", {"paper": "local/full", "anchor": "paper",

@@ -23,6 +23,7 @@ def serve(tmp_path_factory: pytest.TempPathFactory, **extra: str) -> Iterator[Se
         "PAPERANCHOR_OFFLINE": "1",
         "PAPERANCHOR_CACHE_DIR": str(tmp_path_factory.mktemp("cache")),
         "PAPERANCHOR_RATE_LIMIT": f"{RATE}/minute",
+        "PAPERANCHOR_RATE_LIMIT_LOOPBACK": "1",  # the test's client is on this machine
         **extra,
     }
     process = ServeProcess(env, "--log-level", "warning")

@@ -146,7 +146,9 @@ def test_the_page_in_json_honours_prefer_too(http):
 
 
 def test_a_client_over_the_rate_limit_gets_429_with_retry_after(replay, papers_dir, tmp_path):
-    settings = settings_for(replay, tmp_path, local_dir=papers_dir, rate_limit="3/minute")
+    settings = settings_for(
+        replay, tmp_path, local_dir=papers_dir, rate_limit="3/minute", rate_limit_loopback=True
+    )
     with live_server(settings) as live, live.client() as http:
         allowed = [http.get("/local/short/outline.json").status_code for _ in range(3)]
         as_json = http.get("/local/short/outline.json")
@@ -165,7 +167,9 @@ def test_a_client_over_the_rate_limit_gets_429_with_retry_after(replay, papers_d
     assert as_markdown.status_code == 429 and as_markdown.text.startswith("rate-limited: ")
     assert as_page.status_code == 429 and "rate-limited" in as_page.text
     assert as_page.headers["content-type"].startswith("text/html")
-    assert as_mcp.status_code == 429 and as_mcp.json()["error"]["code"] == "rate-limited"
+    # MCP's answer is JSON-RPC an MCP client reads (tests/api/test_agent_reads.py)
+    assert as_mcp.status_code == 200 and as_mcp.json()["id"] == 1
+    assert as_mcp.json()["error"]["message"].startswith("rate-limited: retry in ")
     assert health.status_code == 200  # monitoring is never limited
     assert 'status="429"' in metrics
 

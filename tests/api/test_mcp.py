@@ -19,6 +19,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 
 from paperanchor import operations, tokens
+from paperanchor.compact import compact
 from paperanchor.errors import PaperAnchorError, internal
 from paperanchor.render.escape import markdown_line
 from tests.api.conftest import settings_for
@@ -104,6 +105,7 @@ def test_the_whole_tools_list_answer_stays_under_the_token_budget(http):
 JSON_CASES = [
     ("outline", {"paper": "local/full"}, "/local/full/outline.json"),
     ("outline", {"paper": "2501.11120v1", "wait": 0}, "/2501.11120v1/outline.json"),
+    ("outline", {"paper": "local/full", "depth": 1}, "/local/full/outline.json?depth=1"),
     ("cite", {"paper": "local/full", "anchor": "S2.SS1.p1"}, "/local/full/cite/S2.SS1.p1.json"),
     ("references", {"paper": "local/full"}, "/local/full/references.json"),
     ("references", {"paper": "local/full", "id": "[2]"}, "/local/full/references/%5B2%5D.json"),
@@ -133,6 +135,8 @@ def test_a_json_tools_structured_content_equals_the_rest_json(
 
     assert result.is_error is False and rest.status_code == 200
     expected = rest.json()
+    if tool == "outline":  # the outline an agent receives: the REST one, compact (SPEC §11)
+        expected = compact(expected)
     if tool == "search_paper":  # structured content is an object: the hit list is wrapped
         expected = {"hits": expected}
     if tool == "references" and "id" in arguments:  # one entry: {idv, reference}
@@ -146,19 +150,19 @@ def test_a_json_tools_structured_content_equals_the_rest_json(
     [
         (
             {"paper": "local/full", "anchor": "S2", "maxTokens": 100},
-            "/sections/S2.md?maxTokens=100",
+            "/sections/S2.md?maxTokens=100&anchors=1",
         ),
-        ({"paper": "local/full", "anchor": "S2.1"}, "/sections/S2.1.md?maxTokens=8000"),
-        ({"paper": "local/full", "anchor": "S4.F1"}, "/sections/S4.F1.md?maxTokens=8000"),
+        ({"paper": "local/full", "anchor": "S2.1"}, "/sections/S2.1.md?maxTokens=8000&anchors=1"),
+        ({"paper": "local/full", "anchor": "S4.F1"}, "/sections/S4.F1.md?maxTokens=8000&anchors=1"),
     ],
 )
-def test_read_returns_the_markdown_of_the_rest_route(server, http, arguments, route):
+def test_read_returns_the_markdown_of_the_rest_route_with_anchors(server, http, arguments, route):
     result = call(f"{server.url}/mcp", "read", arguments)
 
     assert result.is_error is False and result.structured_content is None
     rest = http.get(f"/local/full{route}").text
     # a cut answer says how to get the rest in each front door: the REST route, or read again
-    whole = http.get(f"/local/full/sections/{arguments['anchor']}.json").json()["tokens"]
+    whole = http.get(f"/local/full/sections/{arguments['anchor']}.json?anchors=1").json()["tokens"]
     expected = re.sub(
         r"; fetch /local/full/sections/[^\]]+\]$",
         f"; call read with maxTokens={whole}]",

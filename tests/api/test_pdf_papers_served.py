@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ import pytest
 from mcp import Client
 from mcp_types import CallToolResult, TextContent
 
+from paperanchor.compact import compact
 from paperanchor.parse import PARSER_VERSION
 from paperanchor.refs import parse_ref
 from tests.api.conftest import settings_for
@@ -96,6 +98,7 @@ def _ok(response: httpx.Response) -> Any:
 
 
 # fields of the outline that do not depend on when it is asked (tldr may still be pending)
+MARKER_LINE = re.compile(r"<!--¶[0-9]+-->\n\n")
 _STABLE = ("paper", "idv", "version", "versionConfirmed", "source", "sourceUrl", "title")
 _STABLE += ("authors", "abstract", "tokens", "counts", "sections", "quality", "license")
 
@@ -128,9 +131,10 @@ def test_a_corpus_pdf_is_served_over_rest_and_mcp_when_no_html_exists(
         reads = {}
         for section_id in tops:
             reads[section_id] = _ok(
-                http.get(f"/{idv}/sections/{quote(section_id)}.json?maxTokens=100000")
+                # with the anchor markers an MCP read carries (SPEC §11)
+                http.get(f"/{idv}/sections/{quote(section_id)}.json?maxTokens=100000&anchors=1")
             )
-            heading, _, body = reads[section_id]["markdown"].partition("\n\n")
+            heading, _, body = MARKER_LINE.sub("", reads[section_id]["markdown"]).partition("\n\n")
             assert heading.startswith("#") and len(body.split()) >= 5, (section_id, heading)
             assert reads[section_id]["truncated"] is False
         cite = _ok(http.get(f"/{idv}/cite/{first}.p1.json"))
@@ -168,7 +172,10 @@ def test_a_corpus_pdf_is_served_over_rest_and_mcp_when_no_html_exists(
     mcp_outline, *mcp_reads = results[: 1 + len(tops)]
     mcp_cite, mcp_hits, mcp_references = results[1 + len(tops) :]
     assert mcp_outline.structured_content is not None
-    assert {k: mcp_outline.structured_content[k] for k in _STABLE} == {k: again[k] for k in _STABLE}
+    compacted = compact(again)  # the outline an agent receives (SPEC §11)
+    assert {k: mcp_outline.structured_content.get(k) for k in _STABLE} == {
+        k: compacted.get(k) for k in _STABLE
+    }
     for section_id, result in zip(tops, mcp_reads, strict=True):
         assert _text(result) == reads[section_id]["markdown"]
     assert mcp_cite.structured_content == cite
@@ -287,5 +294,7 @@ def test_a_private_draft_in_the_local_directory_is_read_through_the_server(
     assert [s["id"] for s in outline["sections"]] == ["S1", "S2", "S3", "bib"]
     assert cite["permalink"] is None  # a local document has no public address
     assert 'href="/local/draft"' in landing  # listed on the landing page
-    assert _text(result).startswith("# 2 Method\n\nLet the old version consist of paragraphs")
+    assert _text(result).startswith(
+        "# 2 Method\n\n<!--¶8-->\n\nLet the old version consist of paragraphs"
+    )
     assert replay.requests == []

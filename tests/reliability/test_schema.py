@@ -36,6 +36,7 @@ KNOWN = {
     "limit": [1, 5, 50],
     "maxTokens": [100, 8000],
     "n": [1, 2, 4],  # a figure's images (fixtures/html/full/*.png)
+    "since": ["local/short", "v1"],  # an edition: another paper, or a version
 }
 CHECKS = [
     checks.not_a_server_error,

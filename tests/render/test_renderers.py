@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -21,6 +22,7 @@ from urllib.parse import quote
 
 import httpx
 from lxml import etree, html
+from markdown_it import MarkdownIt
 
 from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.render.escape import safe_url
@@ -74,11 +76,17 @@ def render_js(documents: list[str]) -> list[dict[str, str]]:
     return rendered
 
 
+# The one comment our Markdown writes: an anchor marker (SPEC §11), `<!--¶12-->`.
+MARKER_COMMENT = re.compile(r"^¶[0-9]+$")
+
+
 def markup_faults(rendered: str) -> list[str]:
     """Elements, event handlers and URLs in rendered HTML that our Markdown never makes."""
     root = html.fromstring(f"<html><body>{rendered}</body></html>")
     faults: list[str] = []
     for element in root.iter():
+        if isinstance(element, etree._Comment) and MARKER_COMMENT.match(element.text or ""):
+            continue  # an anchor marker, which a renderer that passes HTML hides
         if not isinstance(element.tag, str):
             faults.append(etree.tostring(element).decode()[:120])  # a comment or an instruction
             continue
@@ -116,12 +124,28 @@ def test_every_corpus_page_renders_to_no_element_or_scheme_in_marked_and_commonm
     assert all_faults(documents) == {}
 
 
+def test_every_corpus_page_with_anchor_markers_renders_to_no_element_but_its_markers() -> None:
+    documents = {
+        name: Paper.open(LoadedPaper(parsed(name), "local/x", "local/x")).markdown(anchors=True)
+        for name in PAPER_PAGES
+    }
+    assert all_faults(documents) == {}
+    # the markers are hidden where raw HTML passes, plain text where it is escaped
+    marked = render_js([documents["html/2501.11120v1.arxiv.html"]])[0]["marked"]
+    assert "<!--¶1-->" in marked and "¶1" not in html.fromstring(marked).text_content()
+    escaping = MarkdownIt("commonmark", {"html": False})
+    assert "&lt;!--¶1--&gt;" in escaping.render(documents["html/2501.11120v1.arxiv.html"])
+
+
 def test_the_hostile_page_renders_to_text_in_three_renderers() -> None:
     from paperanchor.parse import parse_document
 
     document = parse_document(hostile_markdown.page())
-    markdown = Paper.open(LoadedPaper(document, "local/x", "local/x")).markdown()
-    assert all_faults({"hostile": markdown}) == {}
+    paper = Paper.open(LoadedPaper(document, "local/x", "local/x"))
+    markdown = paper.markdown()
+    anchored = paper.markdown(anchors=True)
+    assert all_faults({"hostile": markdown, "hostile anchored": anchored}) == {}
+    assert anchored.count("<!--¶") >= 10  # its paragraphs, equations, list, theorems, figure
     # the payloads are still there, as text a reader can see
     text = html.fromstring(render_js([markdown])[0]["marked"]).text_content()
     for number in (2, 9, 12):
@@ -143,6 +167,8 @@ def test_generated_payloads_stay_text_in_three_renderers() -> None:
         paper = Paper.open(LoadedPaper(parse_document(page), "local/x", "local/x"))
         # the whole page, and a cut one (its truncation line names the hostile section id)
         documents[f"seed {seed}"] = paper.markdown()
+        # with anchor markers: a hostile id never reaches one (the label is a number of ours)
+        documents[f"seed {seed} anchored"] = paper.markdown(anchors=True)
         documents[f"seed {seed} cut"] = read(paper, paper.document.roots()[0].id, 100).markdown
     assert all_faults(documents) == {}
     assert time.perf_counter() - started < 30 * max(1, GENERATED_PAGES // 40)
@@ -169,6 +195,7 @@ def test_a_server_answers_the_hostile_page_with_markdown_that_stays_text(tmp_pat
                 ("whole", "/local/hostile.md"),
                 ("cut", "/local/hostile.md?maxTokens=100"),
                 ("section cut", f"/local/hostile/sections/{section}.md?maxTokens=100"),
+                ("section anchored", f"/local/hostile/sections/{section}.md?anchors=1"),
                 ("not found", "/local/hostile/sections/S1%3Cimg%20src%3Dx.md"),
             ]:
                 started = time.perf_counter()

@@ -16,6 +16,8 @@ loop to expire them, and with 100,000 clients a request took 161 µs and the loo
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import logging
 import math
 import time
@@ -27,6 +29,7 @@ import limits
 import redis.exceptions
 from limits.aio.storage import RedisStorage
 from limits.aio.strategies import SlidingWindowCounterRateLimiter
+from mcp_types import CallToolResult, TextContent
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from paperanchor.errors import RateLimited
@@ -176,20 +179,43 @@ async def _take(
 Refuse = Callable[[Scope, RateLimited], ASGIApp]
 
 
-class RateLimitMiddleware:
-    """Answers 429 with Retry-After, in the route's wire form, once a client is over the rate."""
+def is_loopback(address: str) -> bool:
+    """Whether a client address is this machine's (127.0.0.0/8, ::1)."""
+    try:
+        return ipaddress.ip_address(address.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
-    def __init__(self, app: ASGIApp, limit: ClientLimit, refuse: Refuse) -> None:
+
+# The most of a refused /mcp request read to find its JSON-RPC id: a tools/call is a few
+# hundred bytes; a longer one is answered without its id.
+MCP_BODY_MAX = 64 * 1024
+
+
+class RateLimitMiddleware:
+    """Answers 429 with Retry-After, in the route's wire form, once a client is over the rate;
+    on POST /mcp, a JSON-RPC answer an MCP client reads (contract §7): a refused tools/call is a
+    tool error `rate-limited: retry in N s`. Loopback clients are not limited unless
+    `loopback` (PAPERANCHOR_RATE_LIMIT_LOOPBACK)."""
+
+    def __init__(
+        self, app: ASGIApp, limit: ClientLimit, refuse: Refuse, loopback: bool = False
+    ) -> None:
         self.app = app
         self.limit = limit
         self.refuse = refuse
+        self.loopback = loopback
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in EXEMPT_PATHS:
             await self.app(scope, receive, send)
             return
         client = scope.get("client")
-        wait = await self.limit.take(client[0] if client else "unknown")
+        address = client[0] if client else "unknown"
+        if not self.loopback and is_loopback(address):
+            await self.app(scope, receive, send)
+            return
+        wait = await self.limit.take(address)
         if wait <= 0:
             await self.app(scope, receive, send)
             return
@@ -199,4 +225,43 @@ class RateLimitMiddleware:
             f"from this client; retry in {seconds} s",
             retry_after=seconds,
         )
+        if scope["path"] == "/mcp" and scope["method"] == "POST":
+            await _refuse_mcp(seconds, receive, send)
+            return
         await self.refuse(scope, error)(scope, receive, send)
+
+
+async def _refuse_mcp(seconds: int, receive: Receive, send: Send) -> None:
+    """A refused MCP request as JSON-RPC: a tools/call's tool error, another request's error
+    object, a notification's 202 (Streamable HTTP answers notifications so)."""
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return  # the client left
+        body += message.get("body", b"")[: MCP_BODY_MAX + 1 - len(body)]
+        if not message.get("more_body", False):
+            break
+    text = f"rate-limited: retry in {seconds} s"
+    request: Any = None
+    if len(body) <= MCP_BODY_MAX:
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = None
+    headers = [(b"retry-after", str(seconds).encode())]
+    if isinstance(request, dict) and "id" not in request and "method" in request:
+        await send({"type": "http.response.start", "status": 202, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    request_id = request.get("id") if isinstance(request, dict) else None
+    answer: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+    if isinstance(request, dict) and request.get("method") == "tools/call":
+        result = CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+        answer["result"] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    else:
+        answer["error"] = {"code": -32000, "message": text, "data": {"retryAfter": seconds}}
+    payload = json.dumps(answer).encode()
+    headers += [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(payload))]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})

@@ -145,7 +145,7 @@ async def _call_shape(ctx: ServerRequestContext[Any, Any], call_next: CallNext) 
 
 def _parameter(argument: operations.Argument) -> inspect.Parameter:
     """An argument of the table as a parameter the SDK reads a schema and a validator from."""
-    described = Field(description=argument.help)
+    described = Field(description=argument.help or None)  # none said: none sent
     annotation: Any
     default: Any
     if argument.blank:
@@ -185,7 +185,7 @@ def _function(operation: operations.Operation, service: PaperService) -> Callabl
 
     call.__name__ = call.__qualname__ = operation.name
     call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [_parameter(argument) for argument in operation.arguments],
+        [_parameter(argument) for argument in operation.arguments if argument.tool],
         return_annotation=CallToolResult,
     )
     return call
@@ -334,5 +334,5 @@ async def serve_stdio(settings: Settings) -> None:
     """`paperanchor mcp`: the tools over stdin/stdout, over a runtime of their own."""
     from paperanchor.runtime import Runtime  # the runtime imports the whole middle
 
-    async with Runtime.build(settings) as runtime:
+    async with Runtime.build(settings, over_stdio=True) as runtime:
         await build_server(runtime.service, tools=settings.tools).run_stdio_async()

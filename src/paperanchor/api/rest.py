@@ -16,13 +16,14 @@ import math
 import pathlib
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import TypeAdapter
 
-from paperanchor import operations
+from paperanchor import compact, operations
 from paperanchor.api import models
 from paperanchor.api.files import read_image
 from paperanchor.errors import Forbidden, NotFound, PaperAnchorError
@@ -293,7 +294,9 @@ def _endpoint(
             if (value := given[argument.rest_name]) is not None
         }
         if route.caching == "outline":
-            return await outline_answer(request, arguments["paper"], since=arguments.get("since"))
+            depth = operations.depth_of(arguments)
+            since = arguments.get("since")
+            return await outline_answer(request, arguments["paper"], since=since, depth=depth)
         checked = operation.check(arguments, "rest")
         for argument, _where in taken:
             absent = argument.rest.absent if argument.rest is not None else None
@@ -348,15 +351,22 @@ def routes() -> APIRouter:
 
 
 async def outline_answer(
-    request: Request, paper: str, *, vary_accept: bool = False, since: str | None = None
+    request: Request,
+    paper: str,
+    *,
+    vary_accept: bool = False,
+    since: str | None = None,
+    depth: int | None = None,
 ) -> Response:
     """The outline as JSON, honouring `Prefer: wait=N` (RFC 7240); with `since`, marked with
-    what changed since that edition (contract §10)."""
+    what changed since that edition (contract §10); `depth` levels of sections deep (§11)."""
     wait = prefer_wait(request.headers.getlist("prefer"))
     if since:
         outline = await service(request).outline_since(paper, since)
     else:
         outline = await service(request).outline(paper)
+    if depth is not None:
+        outline = replace(outline, value=compact.at_depth(outline.value, depth))
     applied = {"Preference-Applied": f"wait={wait:g}"} if wait is not None else {}
     return answer(
         request,

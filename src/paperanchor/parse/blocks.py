@@ -11,6 +11,7 @@ from lxml import etree
 
 from paperanchor.parse.context import MAX_BLOCK_DEPTH, OwnChild, ParseContext
 from paperanchor.parse.dom import (
+    CACHED_CLASS_CHARS,
     CHROME_CLASSES,
     CHROME_IDS,
     CHROME_TAGS,
@@ -139,7 +140,7 @@ def _shape(el: HtmlElement) -> _Shape:
     found = _SHAPES.get(key)
     if found is None:
         found = _decide_shape(tag_of(el), classes(el))
-        if len(_SHAPES) < 8192:  # a page repeats a few hundred; a hostile one, more
+        if len(_SHAPES) < 8192 and len(key[1] or "") <= CACHED_CLASS_CHARS:
             _SHAPES[key] = found
     return found
 

@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 from paperanchor.parse.dom import HtmlElement
-from paperanchor.render.escape import safe_url
+from paperanchor.render.escape import local_image_url, safe_url
 from paperanchor.tree import Block, Footnote
 
 # How deep the walks may nest before what is below is read as plain text (contract §3, Limits).
@@ -61,7 +61,8 @@ class ParseContext:
         return f"{key}{count}"
 
     def absolute(self, url: str) -> str:
-        """`url` resolved against the page, when that is an http(s) URL; else "" (contract §3)."""
+        """An image's `url` resolved against the page, when that is an http(s) URL, or a file
+        beside a local page read from its `file:` URL (contract §7); else "" (contract §3)."""
         url = url.strip()
         if not url:
             return ""
@@ -69,7 +70,7 @@ class ParseContext:
             resolved = urljoin(self.base_url, url) if self.base_url else url
         except ValueError:  # a malformed URL on a hostile page
             return ""
-        return safe_url(resolved) or ""
+        return safe_url(resolved) or local_image_url(resolved, self.base_url) or ""
 
 
 # The block walk (`blocks.blocks_of`), handed to the modules it calls into (sections, floats, the

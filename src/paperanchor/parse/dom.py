@@ -13,6 +13,10 @@ TEX = "application/x-tex"
 
 
 _NO_CLASSES: frozenset[str] = frozenset()
+# The walks' decisions are cached per (tag, class attribute), a few hundred pairs a page, at most
+# 8,192 in all: a class attribute longer than this is decided each time, so that what the caches
+# keep stays small whatever pages they have met.
+CACHED_CLASS_CHARS = 256
 
 
 @functools.lru_cache(maxsize=8192)

@@ -49,7 +49,8 @@ def _cells(row: HtmlElement) -> tuple[list[str], str | None]:
         if cls & _NOT_CONTENT:
             continue
         # the cell's math found by libxml2 (a cell is mostly MathML: a Python test of each
-        # element cost a tenth of a math-heavy page's parse)
+        # element cost a tenth of a math-heavy page's parse); a prefixed `m:math`, which no
+        # LaTeXML page writes, is not taken for math here
         texts = (math_tex(node) for node in cell.iter("{*}math"))
         cells.append(" ".join(tex for tex in texts if tex))
     return cells, number

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from paperanchor.parse.context import MAX_INLINE_DEPTH, ParseContext
 from paperanchor.parse.dom import (
+    CACHED_CLASS_CHARS,
     CHROME_CLASSES,
     CHROME_TAGS,
     HtmlElement,
@@ -242,7 +243,7 @@ def _kind(raw_tag: str, class_value: str | None) -> tuple[int, str | None]:
     found = _KINDS.get((raw_tag, class_value))
     if found is None:
         found = _decide_kind(raw_tag, class_value)
-        if len(_KINDS) < 8192:  # a page repeats a few hundred; a hostile one, more
+        if len(_KINDS) < 8192 and len(class_value or "") <= CACHED_CLASS_CHARS:
             _KINDS[(raw_tag, class_value)] = found
     return found
 
@@ -320,7 +321,7 @@ def _markup(
         out.add(" ")
         return
     if kind == _IMG:
-        src = safe_url(ctx.absolute(el.get("src") or ""))
+        src = ctx.absolute(el.get("src") or "")
         if src:
             out.add(f"![{escape_label(el.get('alt') or '')}]({destination(src)})", "")
         return

@@ -7,7 +7,14 @@ from typing import Any
 
 from paperanchor.parse.bibliography import parse_bibliography
 from paperanchor.parse.context import MAX_BLOCK_DEPTH, BlocksOf, ContainerOf, ParseContext
-from paperanchor.parse.dom import HtmlElement, children, classes, tag_of, text_of
+from paperanchor.parse.dom import (
+    CACHED_CLASS_CHARS,
+    HtmlElement,
+    children,
+    classes,
+    tag_of,
+    text_of,
+)
 from paperanchor.parse.inline import inline_of
 from paperanchor.tree import Block, Inline, Section
 
@@ -81,7 +88,7 @@ def section_kind(el: HtmlElement) -> str | None:
     kind = _SECTION_KINDS.get(key, "")  # no kind is ""
     if kind == "":
         kind = section_kind_of(tag_of(el), classes(el))
-        if len(_SECTION_KINDS) < 8192:  # a page repeats a few hundred; a hostile one, more
+        if len(_SECTION_KINDS) < 8192 and len(key[1] or "") <= CACHED_CLASS_CHARS:
             _SECTION_KINDS[key] = kind
     return kind
 

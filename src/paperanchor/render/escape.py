@@ -18,7 +18,7 @@ the `](` of a link, a trailing backslash that would escape the closing `$`.
 from __future__ import annotations
 
 import re
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 _BLOCK_START = re.compile(r"^(?:[#>+\-]|\d{1,9}[.)](?:\s|$)|\[)")
 _SAFE_SCHEMES = ("http", "https")
@@ -99,6 +99,30 @@ def safe_url(url: str) -> str | None:
 # `quote`'s safe characters: ASCII letters and digits, "_.-~", and the marks it is given
 _URL_SAFE_MARKS = "/:?#[]@!$&'()*+,;=%-._~"
 _URL_SAFE = re.compile(r"[A-Za-z0-9/:?#\[\]@!$&'()*+,;=%\-._~]*")
+
+
+def local_image_url(url: str, base: str = "") -> str | None:
+    """A `file:` URL of an image beside a local document read over stdio or by the command line
+    (contract §7: `file://` paths of local images stay), or None: only under the folder of `base`
+    when it is given (the page's own `file:` URL), never with a host, `..` or control characters."""
+    url = url.strip()
+    if not url.startswith("file:///") or _CONTROL.search(url):
+        return None
+    path = unquote(urlsplit(url).path)
+    if _CONTROL.search(path) or "/../" in path + "/" or "/./" in path + "/" or "\\" in path:
+        return None
+    if base:
+        if not base.startswith("file:///"):
+            return None
+        folder = unquote(urlsplit(base).path).rsplit("/", 1)[0] + "/"
+        if not path.startswith(folder):
+            return None
+    return "file://" + quote(path, safe="/-._~")
+
+
+def image_url(url: str) -> str | None:
+    """An image URL fit for Markdown: http(s) (`safe_url`), or a local image's `file:` URL."""
+    return safe_url(url) or local_image_url(url)
 
 
 def destination(url: str) -> str:

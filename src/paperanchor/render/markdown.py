@@ -12,6 +12,7 @@ from paperanchor.render.escape import (
     escape_label,
     escape_line_start,
     escape_text,
+    image_url,
     math_markdown,
     note_label,
     safe_url,
@@ -37,6 +38,26 @@ from paperanchor.tree import (
 )
 
 _NUMBERED_ITEM = re.compile(r"^\d+\.?$")
+
+Mark = Callable[[Node], str | None]
+"""A block's anchor marker label (`¶12`, anchors.AnchorIndex.marks), or None: not marked."""
+# The only text a marker holds: the label is ours, never the paper's, so no page can close the
+# comment early or put markup in it (a LaTeXML id may hold anything a hostile page writes).
+_MARK_LABEL = re.compile(r"^¶[0-9]{1,9}$")
+
+
+def marker(label: str) -> str:
+    """The line that marks the block after it (contract §11): an HTML comment, hidden by a
+    CommonMark renderer that passes HTML and plain text in one that escapes it."""
+    if not _MARK_LABEL.match(label):
+        raise ValueError(f"not an anchor marker label: {label!r}")
+    return f"<!--{label}-->"
+
+
+def _marked(chunks: list[str], label: str | None) -> list[str]:
+    if label is None or not chunks:
+        return chunks
+    return [f"{marker(label)}\n\n{chunks[0]}", *chunks[1:]]
 
 
 def tokens_of(markdown: str) -> int:
@@ -88,7 +109,7 @@ def pipe_table(rows: tuple[tuple[str, ...], ...]) -> str:
 
 
 def _image(alt: str, url: str) -> str | None:
-    safe = safe_url(url)
+    safe = image_url(url)
     return f"![{escape_label(alt)}]({destination(safe)})" if safe else None
 
 
@@ -167,8 +188,15 @@ def list_markdown(block: ListBlock) -> str:
     return "\n".join(lines)
 
 
-def block_chunks(block: Node) -> list[str]:
-    """The Markdown of one node as chunks; blank lines go between chunks."""
+def block_chunks(block: Node, mark: Mark | None = None) -> list[str]:
+    """The Markdown of one node as chunks; blank lines go between chunks. With `mark`, each
+    citable block (`mark` gives its label) opens with its anchor marker (contract §11)."""
+    if mark is None:
+        return _block_chunks(block, None)
+    return _marked(_block_chunks(block, mark), mark(block))
+
+
+def _block_chunks(block: Node, mark: Mark | None) -> list[str]:
     if isinstance(block, Text):
         return [block.content.markdown] if block.content.markdown else []
     if isinstance(block, Equation):
@@ -180,7 +208,13 @@ def block_chunks(block: Node) -> list[str]:
     if isinstance(block, Figure | Table):
         return figure_chunks(block)
     if isinstance(block, Theorem):
-        inner = [c for b in block.blocks for c in block_chunks(b)]
+        # the first block runs in after the label: its marker would split them, so the
+        # theorem's own marker stands for it
+        inner = [
+            c
+            for position, b in enumerate(block.blocks)
+            for c in block_chunks(b, mark if position else None)
+        ]
         label = escape_text(block.label.text.strip())
         if not label:
             return inner
@@ -202,9 +236,9 @@ def block_chunks(block: Node) -> list[str]:
     if isinstance(block, Reference):
         return [reference_line(block)]
     if isinstance(block, Section):
-        return section_chunks(block)
+        return section_chunks(block, None if mark is None else lambda b: block_chunks(b, mark))
     # paragraphs, bibliographies and any kind without a rendering of its own: its children
-    return [c for child in child_nodes(block) for c in block_chunks(child)]
+    return [c for child in child_nodes(block) for c in block_chunks(child, mark)]
 
 
 def section_chunks(
@@ -236,9 +270,9 @@ def footnote_chunks(note_ids: list[str], footnotes: dict[str, Footnote]) -> list
     return ["\n".join(lines)] if lines else []
 
 
-def node_chunks(block: Node, document: Document) -> list[str]:
+def node_chunks(block: Node, document: Document, mark: Mark | None = None) -> list[str]:
     """A node's Markdown with the footnotes it references at its end."""
-    chunks = block_chunks(block)
+    chunks = block_chunks(block, mark)
     return chunks + footnote_chunks(notes_in([block]), document.footnotes)
 
 
