@@ -19,7 +19,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import quote, unquote, urljoin, urlsplit
 
 from paperanchor.api.files import read_image
 from paperanchor.errors import NotFound, PaperAnchorError, UpstreamError
@@ -81,6 +81,19 @@ def _under(url: str, prefixes: tuple[str, ...]) -> str | None:
     return None
 
 
+def _in_folder(url: str, folder: Path) -> str | None:
+    """A `file:` URL's path inside `folder`, relative and quoted as `/files/…` paths are; None
+    when it is elsewhere (read_image then refuses links and anything but a regular file)."""
+    parts = urlsplit(url)
+    if parts.netloc not in ("", "localhost"):
+        return None
+    try:
+        inside = Path(unquote(parts.path)).relative_to(folder.resolve())
+    except ValueError:
+        return None
+    return quote(inside.as_posix())
+
+
 class Images:
     """The images of figures, from their papers' own sites, kept in the store."""
 
@@ -107,6 +120,8 @@ class Images:
             rest = _under(url, (*_AR5IV_SITES, site))
             return None if rest is None else site + rest
         if meta.source == "local" and settings.local_dir is not None:
+            if url.startswith("file:"):  # over stdio a local page's images are file: URLs
+                return _in_folder(url, Path(settings.local_dir))
             return _under(url, (self.files,))
         return None
 

@@ -8,18 +8,22 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.client.stdio import StdioServerParameters
 from mcp_types import ImageContent, TextContent
 
 from paperanchor.images import MAX_IMAGE_BYTES, MAX_IMAGES, sniff
 from tests.api.conftest import FIXTURE_HTML, settings_for
 from tests.api.live import LiveServer, live_server
-from tests.api.test_mcp import call
+from tests.api.test_mcp import call, session
+from tests.conftest import ROOT
 from tests.replay import Reply, redirect
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "images"
@@ -224,3 +228,29 @@ def test_an_image_number_the_figure_has_not_is_not_found(server):
 )
 def test_an_images_type_is_sniffed_from_its_first_bytes(data: bytes, media_type: str | None):
     assert sniff(data) == media_type
+
+
+def test_over_stdio_a_local_papers_images_are_read_from_the_local_directory(replay, tmp_path):
+    # no HTTP server: the figure names its image by a file: URL beside the page (contract §7)
+    papers = local_papers(tmp_path / "papers", replay.arxiv_url.removesuffix("/html"))
+    outside = tmp_path / "secret.png"
+    outside.write_bytes(PNG)
+    page = (papers / "full.html").read_text()
+    (papers / "escape.html").write_text(page.replace(OVERVIEW_IMG, f'src="{outside.as_uri()}"'))
+    env = {**os.environ, **replay.environ(local_dir=papers, cache_dir=tmp_path / "cache")}
+    env.pop("PAPERANCHOR_PUBLIC_URL", None)
+    stdio = StdioServerParameters(
+        command=sys.executable, args=["-m", "paperanchor.cli", "mcp"], env=env, cwd=str(ROOT)
+    )
+
+    async def both(client: Any) -> tuple[Any, Any]:
+        arguments = {"anchor": "S4.F2", "image": True}
+        inside = await client.call_tool("figure", {"paper": "local/full", **arguments})
+        elsewhere = await client.call_tool("figure", {"paper": "local/escape", **arguments})
+        return inside, elsewhere
+
+    inside, elsewhere = session(stdio, both)
+
+    assert json.loads(inside.content[0].text)["images"][0].startswith("file:")
+    assert images_of(inside) == [("image/png", OVERVIEW.read_bytes())]
+    assert images_of(elsewhere) == []
