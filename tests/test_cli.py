@@ -338,3 +338,26 @@ def test_cite_from_another_file_re_anchors_its_node_in_this_one() -> None:
     assert gone.returncode != 0 and gone.stderr.startswith("not-found: S1.p3 of")
     mixed = run("cite", str(new), "S2.p1", "--from", "v1")
     assert mixed.returncode != 0 and "both files" in mixed.stderr
+
+
+def test_outline_read_and_references_since_another_file_say_what_changed() -> None:
+    editions = FIXTURES_HTML.parent / "editions" / "html"
+    new, old = editions / "insert-section-new.html", editions / "insert-section-old.html"
+
+    outline = run("outline", str(new), "--since", str(old))
+    backwards = run("outline", str(old), "--since", str(new))
+    marked = json.loads(run("outline", str(new), "--since", str(old), "--json").stdout)
+    edit_new, edit_old = editions / "edit-sentence-new.html", editions / "edit-sentence-old.html"
+    read = run("read", str(edit_new), "S2", "--since", str(edit_old))
+    references = run("references", str(new), "--since", str(old), "--json")
+    mixed = run("outline", str(new), "--since", "v1")
+
+    assert outline.returncode == 0, outline.stderr
+    assert "2 Background  (S2, 93 tokens)  [added]" in outline.stdout
+    assert "[removed]" not in outline.stdout
+    assert "2 Background  (S2)  [removed]" in backwards.stdout
+    # the sections after the new one are renumbered, not changed: nothing to read again
+    assert [s["change"] for s in marked["sections"][:3]] == ["same", "added", "same"]
+    assert read.returncode == 0 and "{~~" in read.stdout and "~>" in read.stdout
+    assert json.loads(references.stdout)["added"] == []
+    assert mixed.returncode != 0 and "both files" in mixed.stderr

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paperanchor import editions, operations, service
+from paperanchor import changes, editions, operations, service
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, internal
 from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse import parse_document
@@ -100,6 +100,33 @@ async def _reanchored(reference: str, given: dict[str, Any], public_url: str) ->
         return (await runtime.service.reanchor(reference, given["anchor"], edition)).value
 
 
+async def _since(name: str, reference: str, given: dict[str, Any]) -> Any:
+    """outline, read or references --since: two files compared here, or two editions of a
+    paper through the service."""
+    edition = given["since"]
+    if _looks_like_path(reference) or _looks_like_path(edition):
+        if not (_looks_like_path(reference) and _looks_like_path(edition)):
+            raise BadRequest("--since and PAPER are both files or both paper references")
+        new, old = _file_paper(Path(reference)), _file_paper(Path(edition))
+        compared = changes.compare(old, new, editions.align(old, new))
+        if name == "outline":
+            return changes.marked_outline(service.outline(new), compared)
+        if name == "read":
+            return service.read_since(compared, given.get("anchor"), given.get("maxTokens"), "cli")
+        return changes.references_shape(compared)
+    from paperanchor.runtime import Runtime
+    from paperanchor.settings import get_settings
+
+    async with Runtime.build(get_settings()) as runtime:
+        svc = runtime.service
+        if name == "outline":
+            return (await svc.outline_since(reference, edition)).value
+        if name == "read":
+            anchor, most = given.get("anchor"), given.get("maxTokens")
+            return (await svc.read_since(reference, anchor, edition, most, "cli")).value
+        return (await svc.references_since(reference, edition)).value
+
+
 def _print_json(value: Any) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2))
 
@@ -132,7 +159,10 @@ def _run(args: argparse.Namespace) -> int:
             # checked once the paper is read: an unreadable file is said first, as it always was
             return on_paper(paper, operation.check(given, door="cli"), context)
 
-        if operation.name == "cite" and given.get("edition"):
+        if given.get("since"):
+            checked = operation.check(given, door="cli")
+            result = asyncio.run(_since(operation.name, args.paper, checked))
+        elif operation.name == "cite" and given.get("edition"):
             checked = operation.check(given, door="cli")
             result = asyncio.run(_reanchored(args.paper, checked, context.public_url))
         else:

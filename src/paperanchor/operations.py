@@ -242,10 +242,17 @@ PAPER = Argument(
 # tools/list is paid for on every request (contract §7: the seven under 1,500 tokens): the outline
 # says what `since` is, read and references refer to it
 SINCE_HELP: Final = "older edition (v1, ar5iv) to compare"
+SINCE_CLI: Final = CliArgument(
+    "EDITION",
+    "what changed since this older edition (vN, arxiv, ar5iv, pdf, another reference of the "
+    "paper, or a file when PAPER is one)",
+    flag="--since",
+)
 SINCE = Argument(
     "since",
     "text",
     SINCE_HELP,
+    cli=SINCE_CLI,
     rest=Rest(
         "an older edition of the paper: vN, arxiv, ar5iv, pdf or a reference of the same paper "
         "(contract §10)"
@@ -253,7 +260,7 @@ SINCE = Argument(
 )
 """`since` (contract §10): in the query of the outline, read and references routes, in the path
 of the changes routes"""
-SINCE_AS_IN_OUTLINE = Argument("since", "text", "", rest=SINCE.rest)
+SINCE_AS_IN_OUTLINE = Argument("since", "text", "", cli=SINCE_CLI, rest=SINCE.rest)
 """`since` where the outline's schema has said what it is: no description of its own"""
 SINCE_REQUIRED = Argument("since", "text", SINCE_HELP, required=True, rest=SINCE.rest)
 
@@ -294,6 +301,11 @@ def outline_text(result: shapes.Outline, _arguments: Arguments) -> tuple[str, st
             number = f"{section['number']} " if section["number"] else ""
             count = section["errors"]
             errors = f"  [{count} conversion error{'s' if count != 1 else ''}]" if count else ""
+            change = section.get("change")
+            if change in ("edited", "moved"):
+                errors += f"  [{change}: {section.get('changed', 0)} changed]"
+            elif change == "added":
+                errors += "  [added]"
             lines.append(
                 f"{'  ' * depth}{number}{section['title']}  ({section['id']}, "
                 f"{section['tokens']} tokens){errors}"
@@ -301,6 +313,9 @@ def outline_text(result: shapes.Outline, _arguments: Arguments) -> tuple[str, st
             walk(section["children"], depth + 1)
 
     walk(result["sections"], 0)
+    for gone in result.get("changes", {}).get("removed", []):
+        number = f"{gone['number']} " if gone["number"] else ""
+        lines.append(f"{number}{gone['title']}  ({gone['id']})  [removed]")
     return "".join(line + "\n" for line in lines), ""
 
 
@@ -320,6 +335,10 @@ def cite_text(result: shapes.Cite, _arguments: Arguments) -> tuple[str, str]:
 def references_text(result: Any, _arguments: Arguments) -> tuple[str, str]:
     """Each entry as `[N] text`, with where it is cited when one entry was asked for."""
     lines = []
+    if "since" in result:  # the entries added and removed since another edition
+        for sign, kind in (("+", "added"), ("-", "removed")):
+            lines += [f"{sign} [{entry['number']}] {entry['text']}" for entry in result[kind]]
+        return "".join(line + "\n" for line in lines), ""
     for entry in result.get("references", [result]):
         lines.append(f"[{entry['number']}] {entry['text']}")
         if "citedIn" in entry:
