@@ -25,6 +25,7 @@ from tests.changes.constructed import PAIRS
 
 from bench.common import CORPUS, ROOT
 from paperanchor import changes, editions, service
+from paperanchor.compact import compact
 from paperanchor.operations import dumps
 from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse import parse_document
@@ -73,7 +74,7 @@ def _flow(result: changes.Comparison) -> tuple[int, int, int]:
     """Tokens of outline since + read since of each section with changed blocks of its own,
     and of reading the new edition whole (o200k tokens of the JSON and Markdown sent)."""
     outline = changes.marked_outline(service.outline(result.new), result)
-    spent_outline = tokens_of(dumps(outline))
+    spent_outline = tokens_of(dumps(compact(outline)))  # what the MCP tool sends
     spent_reads = 0
     for section_id, (change, _changed) in result.sections.items():
         own = [p for p in result.pieces.get(section_id, []) if p.change != "same"]
@@ -204,8 +205,9 @@ def report() -> str:
         f"median (min–max) of {RUNS} runs. Paragraphs said against the corpus's own count "
         "(pairs/MANIFEST.tsv: same text, near — a few characters, mostly rendering —, edited, "
         "without counterpart): near pairs that differ only in rendering are meant to be `same`. "
-        "Flow: tokens of `outline {since}` (compact JSON) plus `read {since}` of each section with "
-        "changed blocks of its own, over reading the new edition whole.",
+        "Flow: tokens of `outline {since}` as the MCP tool sends it (compact.py) plus "
+        "`read {since}` of each section with changed blocks of its own, over reading the new "
+        "edition whole.",
         "",
         "| pair (ar5iv → arXiv) | KB | ms | paragraphs said | corpus's count | eq/tab/fig edited "
         "| numbers | `.md` tokens | flow tokens |",
