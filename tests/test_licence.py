@@ -88,4 +88,6 @@ def test_a_hostile_listing_is_read_in_bounded_time(body):
     elapsed = time.perf_counter() - started
 
     assert found is None
-    assert elapsed < 0.5, f"{elapsed:.2f} s"
+    # a bound, not a speed target (milliseconds here): a scan that backtracked over the 1 MB
+    # would take minutes
+    assert elapsed < 5, f"{elapsed:.2f} s"

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from paperanchor.api import auth
 from paperanchor.api.auth import HashedTokens, hash_token, read_tokens_file
 from tests.api.conftest import settings_for
 from tests.api.live import LiveServer, live_server
@@ -176,21 +176,29 @@ def test_the_tokens_file_holds_digests_one_a_line(tmp_path):
         read_tokens_file(tmp_path / "empty")
 
 
-def test_a_token_is_checked_in_the_same_time_however_much_of_it_is_right():
+def test_a_token_is_compared_with_every_digest_of_the_file_whichever_matches(monkeypatch):
+    # constant time by construction, not by a clock (a timed assertion is noise on a busy
+    # machine): a loop that stopped at a match would compare the first digest only
     tokens = [f"t{n}" for n in range(50)]
     verifier = HashedTokens(frozenset(bytes.fromhex(hash_token(token)) for token in tokens))
-    # the token compared first: a loop that stopped at a match would answer it 50 times faster
-    first = min(tokens, key=hash_token)
+    compared: list[bytes] = []
+    real = auth.hmac.compare_digest
 
-    def timed(token: str) -> float:
-        started = time.perf_counter()
-        for _ in range(2000):
-            verifier.matches(token)
-        return time.perf_counter() - started
+    def counting(a: bytes, b: bytes) -> bool:
+        compared.append(b)
+        return real(a, b)
 
-    near, far = (min(timed(t) for _ in range(5)) for t in (first, "zzzz-nothing-like-it"))
-    # every digest of the file is compared every time: a match costs what a miss costs
-    assert near == pytest.approx(far, rel=0.5)
+    monkeypatch.setattr(auth.hmac, "compare_digest", counting)
+    answers = {}
+    for token in (tokens[0], tokens[-1], "zzzz-nothing-like-it"):
+        compared.clear()
+        answers[token] = (verifier.matches(token), len(compared))
+
+    assert answers == {
+        tokens[0]: (True, 50),
+        tokens[-1]: (True, 50),
+        "zzzz-nothing-like-it": (False, 50),
+    }
 
 
 def test_hash_token_prints_the_line_of_each_token_on_stdin():
