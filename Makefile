@@ -24,6 +24,11 @@ install: $(BIN)/paperanchor
 run: $(VENV)/.serve
 	$(BIN)/paperanchor serve --samples --port $(PORT)
 
+# the @anthropic-ai/mcpb tool (bundle, tests/packaging): defined before the rules that need it,
+# since make expands a rule's prerequisites where it reads the rule
+MCPB_VERSION ?= 2.1.2
+MCPB := build/npm/node_modules/.bin/mcpb
+
 ## test: the whole test suite; first installs the programs its tests need (scripts/ensure-tools.sh)
 test: tools install $(MCPB)
 	$(BIN)/pytest -q
@@ -36,8 +41,6 @@ wheel: install
 
 ## bundle: dist/paperanchor-<version>.mcpb for Claude Desktop, checked by `mcpb validate`
 ## (the @anthropic-ai/mcpb tool is installed with npm into build/npm, never globally)
-MCPB_VERSION ?= 2.1.2
-MCPB := build/npm/node_modules/.bin/mcpb
 $(MCPB):
 	npm install --prefix build/npm --no-save --no-audit --no-fund --loglevel=error \
 		@anthropic-ai/mcpb@$(MCPB_VERSION)
