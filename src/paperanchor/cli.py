@@ -82,15 +82,24 @@ async def _with_paper(reference: str, job: Callable[[Paper], Any]) -> Any:
         return job(await runtime.service.paper(reference))
 
 
+def _two_files(reference: str, edition: str, flag: str) -> tuple[Paper, Paper] | None:
+    """The papers of PAPER and of the edition `flag` names when both are files; None when both
+    are paper references (the service fetches them); neither mixed."""
+    if not (_looks_like_path(reference) or _looks_like_path(edition)):
+        return None
+    if not (_looks_like_path(reference) and _looks_like_path(edition)):
+        raise BadRequest(f"{flag} and PAPER are both files or both paper references")
+    return _file_paper(Path(reference)), _file_paper(Path(edition))
+
+
 async def _reanchored(reference: str, given: dict[str, Any], public_url: str) -> Any:
     """cite --from: two files aligned here, or two editions of a paper through the service."""
     edition = given["edition"]
     if given.get("text"):
         raise BadRequest("--from goes with an ANCHOR: a quote is found in the paper itself")
-    if _looks_like_path(reference) or _looks_like_path(edition):
-        if not (_looks_like_path(reference) and _looks_like_path(edition)):
-            raise BadRequest("--from and PAPER are both files or both paper references")
-        new, old = _file_paper(Path(reference)), _file_paper(Path(edition))
+    files = _two_files(reference, edition, "--from")
+    if files is not None:
+        new, old = files
         alignment = editions.align(old, new)
         return service.reanchor(new, old, alignment, given["anchor"], public_url)
     from paperanchor.runtime import Runtime
@@ -104,10 +113,9 @@ async def _since(name: str, reference: str, given: dict[str, Any]) -> Any:
     """outline, read or references --since: two files compared here, or two editions of a
     paper through the service."""
     edition = given["since"]
-    if _looks_like_path(reference) or _looks_like_path(edition):
-        if not (_looks_like_path(reference) and _looks_like_path(edition)):
-            raise BadRequest("--since and PAPER are both files or both paper references")
-        new, old = _file_paper(Path(reference)), _file_paper(Path(edition))
+    files = _two_files(reference, edition, "--since")
+    if files is not None:
+        new, old = files
         compared = changes.compare(old, new, editions.align(old, new))
         if name == "outline":
             return changes.marked_outline(service.outline(new), compared)

@@ -335,6 +335,39 @@ def _more(door: Door, remaining: int, whole: int, fetch_path: str) -> str:
     return f"…[truncated: {remaining} more tokens; {markdown_line(how)}]"
 
 
+def _limit(max_tokens: int | object) -> int:
+    """The token bound of a read: `maxTokens` as checked by the operations table, the default
+    for None, no bound for WHOLE_NODE."""
+    if max_tokens is WHOLE_NODE:
+        return sys.maxsize
+    if max_tokens is None:
+        return DEFAULT_MAX_TOKENS
+    return cast(int, max_tokens)
+
+
+def _cut(
+    full: str,
+    whole: int,
+    limit: int,
+    chunks: Callable[[], list[str]],
+    door: Door,
+    fetch: str,
+    front: int,
+) -> tuple[str, bool, int]:
+    """`full` (of `whole` tokens) as a read answers it: whole within `limit`, else cut at a
+    block boundary of `chunks` with the line that says how to get the rest."""
+    if whole <= limit:
+        return full, False, whole
+    markdown, truncated = truncate(
+        chunks(),
+        limit,
+        lambda remaining: _more(door, remaining, whole, fetch),
+        front=front,
+        whole=whole,
+    )
+    return markdown, truncated, tokens_of(markdown)
+
+
 def read(
     paper: Paper,
     anchor: str | None,
@@ -347,12 +380,7 @@ def read(
     to get the rest in the reader's door; `anchors` marks each citable block (contract §11).
     `max_tokens` is in MAX_TOKENS_RANGE (the operations table checks it), None for the
     default, or WHOLE_NODE."""
-    if max_tokens is WHOLE_NODE:
-        limit = sys.maxsize
-    elif max_tokens is None:
-        limit = DEFAULT_MAX_TOKENS
-    else:
-        limit = cast(int, max_tokens)
+    limit = _limit(max_tokens)
     meta = paper.meta
     if anchor is not None and anchor.strip() == WHOLE_PAPER:
         anchor = None
@@ -372,20 +400,11 @@ def read(
     full = paper.markdown(node_id, anchors=anchors)
     # counts the Markdown just kept, once (a marked read's: the markers count too)
     whole = tokens_of(full) if anchors else paper.tokens(node_id)
-    if whole <= limit:
-        markdown, truncated, count = full, False, whole
-    else:
-        chunks = paper.chunks(node_id, anchors=anchors)
-        # the whole paper opens with its title and author line: front matter, not content
-        front = 2 if node_id is None and paper.document.authors else 1 if node_id is None else 0
-        markdown, truncated = truncate(
-            chunks,
-            limit,
-            lambda remaining: _more(door, remaining, whole, fetch),
-            front=front,
-            whole=whole,
-        )
-        count = tokens_of(markdown)
+    # the whole paper opens with its title and author line: front matter, not content
+    front = 2 if node_id is None and paper.document.authors else 1 if node_id is None else 0
+    markdown, truncated, count = _cut(
+        full, whole, limit, lambda: paper.chunks(node_id, anchors=anchors), door, fetch, front
+    )
     return ReadResult(meta.paper, meta.idv, shown_id, title, count, truncated, markdown)
 
 
@@ -398,12 +417,7 @@ def read_since(
     """A node's changes since another edition as CriticMarkup (contract §10 read since): its
     blocks with their marks, unchanged blocks folded; the whole paper's changes for no anchor;
     cut at `maxTokens` as any read (checked by the operations table, as `read`'s)."""
-    if max_tokens is WHOLE_NODE:
-        limit = sys.maxsize
-    elif max_tokens is None:
-        limit = DEFAULT_MAX_TOKENS
-    else:
-        limit = cast(int, max_tokens)
+    limit = _limit(max_tokens)
     paper = result.new
     meta = paper.meta
     since = quote_path(result.old.meta.idv)
@@ -422,13 +436,7 @@ def read_since(
         shown_id = node.id
     full = join(chunks)
     whole = tokens_of(full)
-    if whole <= limit:
-        markdown, truncated, count = full, False, whole
-    else:
-        markdown, truncated = truncate(
-            chunks, limit, lambda remaining: _more(door, remaining, whole, fetch), whole=whole
-        )
-        count = tokens_of(markdown)
+    markdown, truncated, count = _cut(full, whole, limit, lambda: chunks, door, fetch, front=0)
     return ReadResult(meta.paper, meta.idv, shown_id, title, count, truncated, markdown)
 
 
