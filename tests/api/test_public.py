@@ -106,6 +106,8 @@ def test_a_non_exclusive_paper_keeps_its_structure_metadata_and_quote_check(clie
     assert cited["match"] == "exact" and cited["text"] == CLOSED_QUOTE
     assert cited["permalink"] == f"https://arxiv.org/html/{CLOSED}#{cited['anchor']}"
     assert len(cited["hash"]) == 16
+    # the passage around the quote is the paper's text too
+    assert (cited["prefix"], cited["suffix"], cited["textFragment"]) == ("", "", None)
     missing = client.get(f"/{CLOSED}/cite.json", params={"text": "a sentence nobody wrote here"})
     detail = missing.json()["error"]["detail"]
     assert (
