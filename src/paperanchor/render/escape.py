@@ -47,6 +47,9 @@ _FIRST = r"(?=[\\`*<~$\]\[&_])"  # positions that cannot start a mark fail at on
 _ESCAPE = re.compile(f"{_FIRST}(?:{_MARKS})")
 _ESCAPE_BRACKETS = re.compile(f"{_FIRST}(?:{_MARKS}|[\\[\\]])")
 _MAY_NEED = re.compile(r"[\\`*<~$\]&_\[]")
+# What `escape_text` (without `brackets`) may change, a little more: a text without a match is
+# its own Markdown. One search, where the parser would otherwise escape every run of words.
+ESCAPE_MAY_CHANGE = r"[\\`*~$<&_]|\][(\[]|\[\^"
 
 
 def escape_line_start(markdown: str) -> str:
