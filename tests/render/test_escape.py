@@ -154,3 +154,14 @@ def test_text_the_parser_takes_as_its_own_markdown_is_what_escaping_returns(text
     # (inline.py): escaping must leave every such run as it is
     if re.search(ESCAPE_MAY_CHANGE, text) is None:
         assert escape_text(text) == text
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_MARKED_TEXT)
+@example("a_b _c")
+@example("x ] [")
+def test_a_long_text_is_escaped_as_its_short_pieces_are(text: str) -> None:
+    # a long text is tested for marks character by character, a short one by a regex: spaces
+    # before a text change nothing that escaping does, and make it long
+    pad = " " * 60
+    assert escape_text(pad + text) == pad + escape_text(text)
