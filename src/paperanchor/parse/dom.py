@@ -55,6 +55,8 @@ def squash(text: str) -> str:
 
 def squashed(text: str) -> str:
     """`squash` of a text that failed its test for the common case."""
+    if text.isspace():
+        return " "  # the indentation between elements, most of what comes here
     core = " ".join(text.split())  # str.split is several times faster than a regex here
     if not core:
         return " " if text else ""

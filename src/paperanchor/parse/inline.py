@@ -245,7 +245,14 @@ def _words(raw: str, ctx: ParseContext, out: InlineResult) -> None:
     """The page's words, conversion debris left out and counted as errors where it stands."""
     # add_text's work, done here for a run that needs no escape and holds no debris (nine runs
     # in ten): its squashed words are its Markdown
-    words = raw if "  " not in raw and raw.isprintable() else squashed(raw)
+    if "  " not in raw and raw.isprintable():
+        words = raw
+    elif raw.isspace():  # the indentation between elements (half the runs squash changes)
+        out.md.append(" ")
+        out.text.append(" ")
+        return
+    else:
+        words = squashed(raw)
     if _plain(words):
         if out.opens_with_text is None and words and not words.isspace():
             out.opens_with_text = True
