@@ -97,9 +97,12 @@ class InlineResult:
 
     def inline(self) -> Inline:
         markdown = tidy("".join(self.md))
+        # two results in three have the same pieces in both (no escape, emphasis or link): the
+        # lists compare by identity of their strings first, so the test costs less than a join
+        text = markdown if self.md == self.text else tidy("".join(self.text))
         if self.opens_with_text:
             markdown = escape_line_start(markdown)
-        return Inline(markdown, tidy("".join(self.text)))
+        return Inline(markdown, text)
 
 
 def tidy(text: str) -> str:
@@ -419,7 +422,7 @@ def _markup(
     inner = InlineResult(out.cell, out.code or marker == "`", out)
     _content(el, ctx, inner, skip)
     md = "".join(inner.md)
-    text = "".join(inner.text)
+    text = md if inner.md == inner.text else "".join(inner.text)  # as InlineResult.inline
     if marker == "`":
         # A code span shows its content literally, so it holds the page's raw words; when
         # they hold a backtick or there is markup inside, the words stay escaped text.
@@ -495,7 +498,7 @@ def _link(
     url = None if internal else safe_url(href)
     md = tidy("".join(inner.md)) if url is not None else ""
     if url is None or not md:
-        out.add_inner("".join(inner.md), text, inner)
+        out.add_inner(text if inner.md == inner.text else "".join(inner.md), text, inner)
         return
     out.markup = True
     if text.strip() == href and not inner.markup:
