@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 import threading
 from typing import Any
@@ -78,6 +79,25 @@ def _parsers() -> tuple[etree.HTMLParser, etree.HTMLParser]:
     return pair
 
 
+# Pieces of the page decoded at a time to check that it is UTF-8: one string of the whole page
+# cost half as much again (its memory, four bytes a character on a page of math symbols).
+_UTF8_CHECK_BYTES = 1 << 16
+
+
+def _is_utf8(html: bytes) -> bool:
+    if html.isascii():  # stops at the first byte that is not
+        return True
+    decode = codecs.getincrementaldecoder("utf-8")().decode
+    view = memoryview(html)
+    try:
+        for start in range(0, len(html), _UTF8_CHECK_BYTES):
+            decode(view[start : start + _UTF8_CHECK_BYTES])
+        decode(b"", True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _root(html: bytes) -> tuple[HtmlElement, bool]:
     """The page's root element, and whether the page is UTF-8."""
     # anchored at the start: `sub` would try the pattern at every byte of the page
@@ -87,11 +107,8 @@ def _root(html: bytes) -> tuple[HtmlElement, bool]:
     if not html or html.isspace():  # no copy of the page, as `strip` makes
         raise ParseError("the page is empty")
     utf8, guess = _parsers()
-    try:
-        html.decode("utf-8")
-        parser = utf8
-    except UnicodeDecodeError:
-        parser = guess  # not UTF-8: let libxml2 follow the page's meta charset
+    # not UTF-8: let libxml2 follow the page's meta charset
+    parser = utf8 if _is_utf8(html) else guess
     try:
         root = etree.fromstring(html, parser)
     except (etree.ParserError, etree.XMLSyntaxError, ValueError) as exc:

@@ -165,13 +165,29 @@ def _year(label: str, text: str, arxiv: str | None, doi: str | None) -> str | No
             cleaned = cleaned.replace(noise, " ")
     if "http" in cleaned:
         cleaned = _URL.sub(" ", cleaned)
-    years = _YEAR.findall(cleaned)
-    return years[-1] if years else None
+    return _last_year(cleaned)
+
+
+def _last_year(text: str) -> str | None:
+    """The last of `_YEAR.findall(text)`, found from the end: no match of _YEAR can start
+    inside another (its digits follow a digit, its letter is no digit), so the last match is
+    the one at the last place where the pattern matches, and only the places where "18",
+    "19" or "20" is are tried (a scan of the whole entry cost a tenth of its fields)."""
+    end = len(text)
+    match = _YEAR.match
+    while True:
+        start = max(text.rfind("18", 0, end), text.rfind("19", 0, end), text.rfind("20", 0, end))
+        if start < 0:
+            return None
+        found = match(text, start)
+        if found is not None:
+            return found.group(1)
+        end = start + 1  # the next place to try starts before this one
 
 
 def _authors(block: str) -> tuple[str, ...]:
     """Names from the first block: `A. Vaswani, N. Shazeer, and N. Parmar` or `Vaswani, A., …`."""
-    block = _ET_AL.sub("", block).strip(_TRAILING)
+    block = _without_et_al(block).strip(_TRAILING)
     if not block:
         return ()
     parts = [p.strip(_TRAILING) for p in _AUTHOR_SPLIT.split(block)]  # _TRAILING has " "
@@ -180,6 +196,9 @@ def _authors(block: str) -> tuple[str, ...]:
     index = 0
     if all(" " in part for part in parts[:-1]):
         # whole names only ("Aman Madaan"): no part is a surname that initials follow
+        head = parts[:-1]  # names with a space, so longer than one character
+        if not _has_digit(" ".join(head)):  # one test where no digit is (a year ends a block)
+            return (*head, *(n for n in parts[-1:] if len(n) > 1 and not _has_digit(n)))
         index, names = len(parts), parts
     while index < len(parts):
         part = parts[index]
@@ -197,6 +216,13 @@ def _authors(block: str) -> tuple[str, ...]:
         names.append(part)
         index += 1
     return tuple(n for n in names if len(n) > 1 and not _has_digit(n))
+
+
+def _without_et_al(text: str) -> str:
+    # the pattern is tried only where its first two letters are (most author lists)
+    if "et" in text or "Et" in text or "ET" in text or "eT" in text:
+        return _ET_AL.sub("", text)
+    return text
 
 
 _ASCII_DIGIT = re.compile(r"[0-9]")
@@ -249,7 +275,7 @@ def _leading_names(text: str) -> tuple[str, ...]:
         return _name_first(segments)
     names: list[str] = []
     for segment in segments:
-        segment = _ET_AL.sub("", segment).strip(_TRAILING)
+        segment = _without_et_al(segment).strip(_TRAILING)
         if _is_initials_first(segment):
             names.append(segment)
             continue
@@ -284,11 +310,15 @@ def _name_first(segments: list[str]) -> tuple[str, ...]:
 
 def _is_initials_first(segment: str) -> bool:
     """`A. B. Name`, `L.-J. Li`, `C. C. de Visser`, `G. J. Van Ryzin`, `J. Smith Jr.`"""
+    if not "A" <= segment.lstrip()[:1] <= "Z":  # no initial opens it (the title, mostly)
+        return False
     words = segment.split()
     index = 0
-    while index < len(words) and _INITIAL.fullmatch(words[index]):
+    count = len(words)
+    initial = _INITIAL.fullmatch
+    while index < count and initial(words[index]):
         index += 1
-    return index > 0 and _is_name_words(words[index:])
+    return index > 0 and _is_name_words(words, index)
 
 
 def _is_surname(segment: str) -> bool:
@@ -296,16 +326,22 @@ def _is_surname(segment: str) -> bool:
     return _is_name_words(segment.split())
 
 
-def _is_name_words(words: list[str]) -> bool:
-    while words and words[0] in _PARTICLES:
-        words = words[1:]
-    while words and words[-1] in _SUFFIXES:
-        words = words[:-1]
-    return 0 < len(words) <= 3 and all(
-        word[0].isupper()
-        and (word.isalpha() or ("." not in word and all(c.isalpha() or c in "-'’" for c in word)))
-        for word in words
-    )
+def _is_name_words(words: list[str], start: int = 0) -> bool:
+    """Whether `words[start:]` are a name: at most three capitalised words of letters, hyphens
+    and apostrophes, besides particles before them and suffixes after."""
+    end = len(words)
+    while start < end and words[start] in _PARTICLES:
+        start += 1
+    while start < end and words[end - 1] in _SUFFIXES:
+        end -= 1
+    if not 0 < end - start <= 3:
+        return False
+    for word in words[start:end]:
+        if not word[0].isupper():
+            return False
+        if not word.isalpha() and ("." in word or not all(c.isalpha() or c in "-'’" for c in word)):
+            return False
+    return True
 
 
 def _title(blocks: list[str]) -> str | None:

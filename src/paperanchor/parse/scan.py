@@ -152,6 +152,9 @@ def _find_document(top: HtmlElement, raw: bytes, found: PageScan) -> None:
     level = [(c, False) for c in top if type(c.tag) is str]
     for _ in range(_DOCUMENT_DEPTH):
         below: list[tuple[HtmlElement, bool]] = []
+        # once both are found, chrome holds nothing more to look for (an arXiv page's
+        # header, banners and footer are most of a short page's top levels)
+        into_chrome = found.license is None or found.watermark is None
         for el, in_chrome in level:
             element_id = el.get("id")
             if element_id == "license-tr" and found.license is None:
@@ -159,6 +162,8 @@ def _find_document(top: HtmlElement, raw: bytes, found: PageScan) -> None:
             elif element_id == "watermark-tr" and found.watermark is None:
                 found.watermark = el
             chrome = in_chrome or is_chrome(el)
+            if chrome and not into_chrome:
+                continue
             if "ltx_document" in classes(el):
                 if not chrome:
                     candidates.append(el)
