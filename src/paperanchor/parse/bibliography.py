@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from lxml import etree
+
 from paperanchor.parse.context import ParseContext
 from paperanchor.parse.dom import HtmlElement, children, classes, printed_text, tag_of
 from paperanchor.parse.inline import inline_of
@@ -53,11 +55,15 @@ def entry_numbers(biblist: HtmlElement, labels: dict[Any, str]) -> dict[str, tup
     which `parse_entry` then need not read again."""
     numbers: dict[str, tuple[str, str]] = {}
     position = 0
-    for item in children(biblist):
+    for item in biblist.iterchildren(etree.Element):
         if tag_of(item) != "li":
             continue
         position += 1
-        label = next((printed_text(c) for c in children(item) if "ltx_tag" in classes(c)), "")
+        label = ""
+        for child in item.iterchildren(etree.Element):  # the label opens the entry
+            if "ltx_tag" in classes(child):
+                label = printed_text(child)
+                break
         labels[item] = label
         item_id = item.get("id")
         if item_id:
