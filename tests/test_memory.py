@@ -58,6 +58,7 @@ def test_the_library_holds_papers_up_to_its_memory_in_bytes(replay: Any, tmp_pat
             held: list[int] = []
             for idv in PAGES:
                 await library.load(parse_ref(idv))
+                await library.stored()  # held once stored, right after its answer
                 held.append(library.memory_held)
             fetches = library.fetches
             first = await library.load(parse_ref("2501.11120v1"))  # evicted: from the store
@@ -78,6 +79,7 @@ def test_a_paper_larger_than_the_memory_is_served_but_not_held(replay: Any, tmp_
     async def main() -> tuple[Any, Any, int]:
         async with papers_of(settings) as library:
             first = await library.load(parse_ref("2501.11120v1"))
+            await library.stored()  # answered before its store write: until then it is found
             second = await library.load(parse_ref("2501.11120v1"))
             return first, second, library.memory_held
 
@@ -230,6 +232,7 @@ def test_a_held_paper_s_renderings_count_in_the_memory_and_evict_others(
             other, ref = parse_ref("2402.01234v1"), parse_ref("2501.11120v1")
             await library.get(other)
             paper = await library.get(ref)
+            await library.stored()  # held once stored, right after its answer
             before = library.memory_held
             paper.tokens(None)  # an outline: every section rendered and kept
             rendered = paper.rendered_bytes

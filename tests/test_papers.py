@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,29 @@ PAPER_V1 = f"paper:{PARSER_VERSION}:2501.11120v1"
 
 
 # -- single flight ---------------------------------------------------------------------------
+
+
+def test_a_flight_that_answers_early_finishes_its_work_when_no_waiter_is_left():
+    finished = threading.Event()
+
+    async def work(ready: Callable[[str], None]) -> str:
+        def worker() -> str:
+            ready("answer")  # back once the request that got it has ended
+            time.sleep(0.05)  # the work after the answer (a store write)
+            finished.set()
+            return "answer"
+
+        return await asyncio.to_thread(worker)
+
+    async def main() -> tuple[str, bool, str]:
+        flight: SingleFlight[str, str] = SingleFlight()
+        answer = await asyncio.create_task(flight.answered("k", work))
+        early = not finished.is_set()
+        joined = await flight.answered("k", work)  # still running: its answer at once
+        await flight.finish()
+        return answer, early and finished.is_set() and len(flight) == 0, joined
+
+    assert asyncio.run(main()) == ("answer", True, "answer")
 
 
 def test_concurrent_callers_of_one_key_share_one_execution():
@@ -171,6 +195,44 @@ def test_a_cold_load_looks_each_key_up_once_unless_a_paper_was_stored_meanwhile(
     assert reads.count("latest:2501.11120v1") == 1
     assert "missing:2501.11120v1" in reads  # a remembered not-found is still asked for
     assert late is first and fetches == 1
+    assert replay.paths() == ["/html/2501.11120v1"]
+
+
+class _HeldWrites(DiskStore):
+    """The disk store, whose paper writes wait until `release` is set."""
+
+    def __init__(self, directory: os.PathLike[str]) -> None:
+        super().__init__(Path(directory))
+        self.release = threading.Event()
+
+    def set(self, key: str, value: bytes, ttl: float | None = None) -> None:
+        if key.startswith("paper:"):
+            assert self.release.wait(10)
+        super().set(key, value, ttl)
+
+
+def test_a_fetched_paper_is_answered_before_its_store_write_which_lands_right_after(
+    replay, tmp_path
+):
+    replay.script("/html/2501.11120v1", page(replay.corpus_page(ARXIV_PAGE)))
+    ref = parse_ref("2501.11120v1")
+
+    async def main() -> tuple[LoadedPaper, LoadedPaper, bool, int, LoadedPaper | None]:
+        store = _HeldWrites(tmp_path / "store")
+        async with papers_of(replay.settings(tmp_path), store=store) as library:
+            # answered while its write cannot land yet
+            first = await asyncio.wait_for(library.load(ref), 10)
+            # a request meanwhile joins it: no second fetch, the same paper
+            again = await asyncio.wait_for(library.load(ref), 10)
+            unwritten = store.get(PAPER_V1) is None
+            store.release.set()
+            await library.stored()
+            held = library._recall(ref.idv)
+            return first, again, unwritten, library.fetches, held
+
+    first, again, unwritten, fetches, held = asyncio.run(main())
+    assert unwritten and again is first and held is first and fetches == 1
+    assert set(cache_entries(tmp_path / "store")) == {PAPER_V1}  # stored, nothing lost
     assert replay.paths() == ["/html/2501.11120v1"]
 
 

@@ -18,7 +18,7 @@ from typing import TypeVar
 from paperanchor.codec import Codec
 from paperanchor.coordination import Coordination
 from paperanchor.errors import BadRequest, NotFound, PaperAnchorError, ParseError, TooLarge
-from paperanchor.flight import SingleFlight
+from paperanchor.flight import Ready, SingleFlight
 from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse.pdf import parse_pdf
 from paperanchor.refs import PaperRef, parse_ref
@@ -175,6 +175,8 @@ class Papers:
         # (reference, fingerprint) -> the parse's memory key and the paper's header
         self._local_known: OrderedDict[tuple[str, str], tuple[str, LoadedPaper]] = OrderedDict()
         self._key_of: dict[str, str] = {}  # idv -> the memory key its paper is held under
+        # idv -> a paper answered before its store write, with its view, until it is held
+        self._answered: dict[str, tuple[LoadedPaper, Paper | None]] = {}
         self.cache_hits = 0
         self.fetches = 0
         self._trimming: asyncio.Future[None] | None = None
@@ -200,8 +202,8 @@ class Papers:
             if kept is not None:
                 self.cache_hits += 1
                 return kept
-        return await self._flight.run(
-            ref.idv, lambda: self._load_uncached(ref, stored, missing, prepare)
+        return await self._flight.answered(
+            ref.idv, lambda ready: self._load_uncached(ref, stored, missing, prepare, ready)
         )
 
     async def get(
@@ -283,13 +285,18 @@ class Papers:
         """`loaded`'s view, `prepare` run on it, held with the paper (in a worker thread).
 
         An error of `prepare` is left to the caller's own call of it, where it is answered."""
+        view = self._opened(loaded, prepare)
+        self._attach(loaded, view)
+        return view
+
+    def _opened(self, loaded: LoadedPaper, prepare: Prepare | None) -> Paper:
+        """`loaded`'s view with `prepare` run on it (its error left to the caller's own call)."""
         view = Paper.open(loaded)
         if prepare is not None:
             try:
                 prepare(view)
             except Exception:  # raised again where the operation runs it
                 log.debug("preparing the view of %s failed", loaded.idv, exc_info=True)
-        self._attach(loaded, view)
         return view
 
     def _lookup(
@@ -316,7 +323,11 @@ class Papers:
     def _view_of(self, loaded: LoadedPaper) -> Paper | None:
         with self._settled_lock:
             kept = self._held_entry(loaded)
-            return kept.view if kept is not None else None
+            if kept is not None and kept.view is not None:
+                return kept.view
+            # answered before it was stored: its view, until it is held with it
+            answered = self._answered.get(loaded.idv)
+            return answered[1] if answered is not None and answered[0] is loaded else None
 
     def _attach(self, loaded: LoadedPaper, view: Paper) -> None:
         with self._settled_lock:
@@ -352,8 +363,14 @@ class Papers:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
+    async def stored(self) -> None:
+        """Wait until the papers answered before their store write are stored and held."""
+        await self._flight.finish()
+
     async def aclose(self) -> None:
-        """Wait for a trim of the heap in the background (before the runtime closes the store)."""
+        """Wait for the store writes of papers answered before them, and for a trim of the heap
+        in the background (before the runtime closes the store)."""
+        await self.stored()
         if self._trimming is not None:
             await self._trimming
 
@@ -363,9 +380,11 @@ class Papers:
         stored: int,
         missing: _Unread | bytes | None = _UNREAD,
         prepare: Prepare | None = None,
+        ready: Ready[LoadedPaper] | None = None,
     ) -> LoadedPaper:
         """`ref` fetched and parsed; `stored` is `_stored` from before the caller's cache miss,
-        `missing` the "no such paper" entry read with it (`_UNREAD` when it was not)."""
+        `missing` the "no such paper" entry read with it (`_UNREAD` when it was not); `ready`
+        hands a fetched paper to its readers before it is stored (`_settle`)."""
         local: str | None = None
         if self.settings.local_dir is not None:
             local = await asyncio.to_thread(self.sources.local_fingerprint, ref)
@@ -375,9 +394,13 @@ class Papers:
         if ref.is_local:
             return await self._fetch(ref, prepare)
         # A flight for this paper may have finished between our cache miss and now: then this
-        # process has stored a paper since. Read again only then (each read is a thread hop and
-        # two store lookups; another process's write in that window is a race the shared
-        # single flight of a Redis store settles, not this).
+        # process holds it, or is storing it (answered before its write), or has stored a paper
+        # since. Read again only then (each read is a thread hop and two store lookups; another
+        # process's write in that window is a race the shared single flight of a Redis store
+        # settles, not this).
+        if (held := self._recall(ref.idv)) is not None:
+            self.cache_hits += 1
+            return held
         if self._stored != stored:
             cached = await self._from_cache(ref)
             if cached is not None:
@@ -388,7 +411,9 @@ class Papers:
             elif (detail := _missing_detail(missing, ref)) is not None:
                 raise NotFound(detail)
         return await self.coordination.once(
-            f"fetch:{ref.idv}", lambda: self._fetch(ref, prepare), lambda: self._from_cache(ref)
+            f"fetch:{ref.idv}",
+            lambda: self._fetch(ref, prepare, ready),
+            lambda: self._from_cache(ref),
         )
 
     async def _from_cache(self, ref: PaperRef) -> LoadedPaper | None:
@@ -397,7 +422,9 @@ class Papers:
             self.cache_hits += 1
         return cached
 
-    async def _fetch(self, ref: PaperRef, prepare: Prepare | None = None) -> LoadedPaper:
+    async def _fetch(
+        self, ref: PaperRef, prepare: Prepare | None = None, ready: Ready[LoadedPaper] | None = None
+    ) -> LoadedPaper:
         """The source policy (docs/fetching.md), in one loop: ask each source in turn (the
         local directory's files, then arXiv's HTML, ar5iv and arXiv's PDF), parse its page,
         settle its version, and accept it or ask the next; then cache what was accepted (a
@@ -426,7 +453,8 @@ class Papers:
                         continue
                     found = True
                     pdf_read = answer.kind == "pdf"  # read but not served: it said why
-                    if (loaded := await self._read(ref, answer, passed, prepare)) is not None:
+                    read = await self._read(ref, answer, passed, prepare, ready)
+                    if (loaded := read) is not None:
                         return loaded
                 raise self.sources.missing(ref, absents, found=found, pdf_read=pdf_read)
         except PaperMissing as exc:
@@ -449,7 +477,12 @@ class Papers:
         return passed.failed
 
     async def _read(
-        self, ref: PaperRef, page: FetchedPage, passed: _Passed, prepare: Prepare | None = None
+        self,
+        ref: PaperRef,
+        page: FetchedPage,
+        passed: _Passed,
+        prepare: Prepare | None = None,
+        ready: Ready[LoadedPaper] | None = None,
     ) -> LoadedPaper | None:
         """`page` parsed, its version settled and, when it is a paper to serve, cached and
         returned; None when it is passed over (`passed` says why)."""
@@ -460,7 +493,9 @@ class Papers:
                 self.fetches += 1
                 base_url = page.base_url or page.source_url
                 loaded = await self._parse_page(
-                    page, base_url, lambda document: self._settle(ref, page, document, prepare)
+                    page,
+                    base_url,
+                    lambda document: self._settle(ref, page, document, prepare, ready),
                 )
         except _NoText as exc:
             passed.unreadable.append(exc.detail)
@@ -482,20 +517,62 @@ class Papers:
         return loaded  # an arXiv paper was stored and held by _settle
 
     def _settle(
-        self, ref: PaperRef, page: FetchedPage, document: Document, prepare: Prepare | None
+        self,
+        ref: PaperRef,
+        page: FetchedPage,
+        document: Document,
+        prepare: Prepare | None,
+        ready: Ready[LoadedPaper] | None = None,
     ) -> LoadedPaper | None:
         """In the parse's worker thread, so that a cold request hops once for all of it: the
         page's paper resolved and, when it is one to serve, stored, held and opened (`prepare`
-        run on its view), then the heap the parse freed handed back."""
+        run on its view), then the heap the parse freed handed back.
+
+        With `ready`, a page under TRIM_AFTER_BYTES is opened and handed to its readers first,
+        and stored, held and trimmed right after, in this thread while the answer goes out: the
+        store write (the codec's encoding and diskcache's SQLite) is no part of a cold answer.
+        Until it is held, the paper and its view are found in `_answered`.
+        """
         loaded = _resolved(document, page)
         if loaded is None or loaded.document.quality == "failed":
             return loaded
+        if ready is not None and len(page.html) < TRIM_AFTER_BYTES:
+            return self._answer_then_store(ref, page, loaded, prepare, ready)
         size = self._remember(ref, loaded)
         self._keep(loaded.idv, loaded, settled=_settled(loaded), size=size or len(page.html))
         try:
             self._open(loaded, prepare)
         except Exception:  # `get` opens it again and answers the error
             log.debug("opening %s failed", loaded.idv, exc_info=True)
+        release_freed_memory()
+        return loaded
+
+    def _answer_then_store(
+        self,
+        ref: PaperRef,
+        page: FetchedPage,
+        loaded: LoadedPaper,
+        prepare: Prepare | None,
+        ready: Ready[LoadedPaper],
+    ) -> LoadedPaper:
+        view: Paper | None = None
+        try:
+            view = self._opened(loaded, prepare)
+        except Exception:  # `get` opens it again and answers the error
+            log.debug("opening %s failed", loaded.idv, exc_info=True)
+        with self._settled_lock:
+            self._answered[loaded.idv] = (loaded, view)
+        ready(loaded)
+        try:
+            size = self._remember(ref, loaded)
+            self._keep(loaded.idv, loaded, settled=_settled(loaded), size=size or len(page.html))
+            if view is not None:
+                self._attach(loaded, view)
+                self._count_renderings(loaded, view)  # as the answer's `get` counted them
+        finally:
+            with self._settled_lock:
+                if self._answered.get(loaded.idv, (None,))[0] is loaded:
+                    del self._answered[loaded.idv]
         release_freed_memory()
         return loaded
 
@@ -646,7 +723,8 @@ class Papers:
         with self._settled_lock:
             kept = self._settled.get(key)
             if kept is None:
-                return None
+                answered = self._answered.get(key)  # answered, its store write under way
+                return answered[0] if answered is not None else None
             if kept.expires <= time.monotonic():
                 self._forget(key)
                 return None

@@ -44,10 +44,12 @@ from paperanchor.tree import (
     Equation,
     EquationGroup,
     Figure,
+    Node,
     Paragraph,
+    Reference,
     Section,
     Table,
-    walk,
+    child_nodes,
 )
 
 log = logging.getLogger(__name__)
@@ -248,30 +250,39 @@ def _section_json(paper: Paper, section: Section) -> shapes.Section:
 def counts(document: Document) -> shapes.Counts:
     """Counts of contract §5; `sections` counts structural sections, paragraph units included."""
     tally = {"sections": 0, "paragraphs": 0, "figures": 0, "tables": 0, "equations": 0}
-    tally["algorithms"] = 0
-    for visit in walk(document.roots()):
-        node = visit.node
-        if isinstance(node, Section):
-            if node.kind not in ("body", "bibliography", "abstract", "acknowledgements"):
-                tally["sections"] += 1
-        elif isinstance(node, Paragraph):
-            tally["paragraphs"] += 1
-        elif isinstance(node, Equation):
-            tally["equations"] += 1  # a group's rows are equations each
-        elif isinstance(node, Table):
-            tally["tables"] += 1 if node.is_float else 0  # a table float's sub-tables count
-        elif isinstance(node, Figure):
-            # a figure's panels are parts of it, not figures of their own
-            panel = isinstance(visit.parent, Figure | Table)
-            tally["figures"] += 1 if node.kind == "figure" and not panel else 0
-            tally["algorithms"] += 1 if node.kind == "algorithm" and not panel else 0
+    tally["algorithms"] = tally["references"] = 0
+    # One walk of every node with its parent (tree.walk's records of where each node sits
+    # cost more than the counting, and Document.references is another walk): the
+    # bibliography entries are those under the top-level blocks, as Document.references has.
+    for position, root in enumerate(document.roots()):
+        references = position > 0 or document.abstract is None  # not the abstract's
+        stack: list[tuple[Node, Node | None]] = [(root, None)]
+        while stack:
+            node, parent = stack.pop()
+            stack.extend((child, node) for child in child_nodes(node))
+            if isinstance(node, Section):
+                if node.kind not in ("body", "bibliography", "abstract", "acknowledgements"):
+                    tally["sections"] += 1
+            elif isinstance(node, Paragraph):
+                tally["paragraphs"] += 1
+            elif isinstance(node, Equation):
+                tally["equations"] += 1  # a group's rows are equations each
+            elif isinstance(node, Table):
+                tally["tables"] += 1 if node.is_float else 0  # a table float's sub-tables count
+            elif isinstance(node, Figure):
+                # a figure's panels are parts of it, not figures of their own
+                panel = isinstance(parent, Figure | Table)
+                tally["figures"] += 1 if node.kind == "figure" and not panel else 0
+                tally["algorithms"] += 1 if node.kind == "algorithm" and not panel else 0
+            elif isinstance(node, Reference):
+                tally["references"] += 1 if references else 0
     return {
         "sections": tally["sections"],
         "paragraphs": tally["paragraphs"],
         "figures": tally["figures"],
         "tables": tally["tables"],
         "equations": tally["equations"],
-        "references": len(document.references),
+        "references": tally["references"],
         "errors": document.errors,
         "algorithms": tally["algorithms"],
     }
@@ -398,8 +409,8 @@ def read(
         fetch = f"/{meta.idv}/sections/{paper.index.alias_of.get(node_id, node_id)}.md"
         shown_id = node_id
     full = paper.markdown(node_id, anchors=anchors)
-    # counts the Markdown just kept, once (a marked read's: the markers count too)
-    whole = tokens_of(full) if anchors else paper.tokens(node_id)
+    # counted once per node and kept (a marked read's: the markers count too)
+    whole = paper.marked_tokens(node_id) if anchors else paper.tokens(node_id)
     # the whole paper opens with its title and author line: front matter, not content
     front = 2 if node_id is None and paper.document.authors else 1 if node_id is None else 0
     markdown, truncated, count = _cut(

@@ -34,7 +34,6 @@ from paperanchor.tree import (
     Text,
     Theorem,
     child_nodes,
-    walk,
 )
 
 _NUMBERED_ITEM = re.compile(r"^\d+\.?$")
@@ -254,10 +253,15 @@ def section_chunks(
 
 def notes_in(blocks: Iterable[Node]) -> list[str]:
     """Footnote ids referenced inside blocks, in order, once each."""
+    # tree.walk's order without its Visit records (where each node sits, unused here): an
+    # outline asks this of every block, and building those took a third of its rendering
     found: dict[str, None] = {}
-    for visit in walk(blocks):
-        if isinstance(visit.node, Text | Figure | Table):
-            found.update(dict.fromkeys(visit.node.notes))
+    stack = list(blocks)[::-1]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Text | Figure | Table) and node.notes:
+            found.update(dict.fromkeys(node.notes))
+        stack.extend(child_nodes(node)[::-1])
     return list(found)
 
 
