@@ -152,7 +152,7 @@ def parse_document(html: bytes | str, base_url: str = "") -> Document:
     ctx = ParseContext(
         base_url=effective_base,
         section_errors=count_section_errors(page.errors),
-        bib_numbers=_bib_numbers(document, raw, labels),
+        bib_numbers=_bib_numbers(page.biblists, labels),
         bib_labels=labels,
         abstract=page.abstract,
     )
@@ -163,35 +163,10 @@ def parse_document(html: bytes | str, base_url: str = "") -> Document:
         raise ParseError("the page nests its elements too deeply to read") from None
 
 
-# The class attributes tested, then their elements' tags (scan._ByClass: a test on every
-# element cost 1.6 times as much on agd, whose broken conversion nests its bibliography)
-_BIBLISTS = etree.XPath("descendant::*/@class[contains(., 'ltx_biblist')]/..")
-
-
-def _bib_numbers(
-    document: HtmlElement, raw: bytes, labels: dict[Any, str]
-) -> dict[str, tuple[str, str]]:
+def _bib_numbers(biblists: list[HtmlElement], labels: dict[Any, str]) -> dict[str, tuple[str, str]]:
     """Each bibliography entry's number and printed label, read before the body."""
     numbers: dict[str, tuple[str, str]] = {}
-    if b"ltx_biblist" not in raw:
-        return numbers
-    # LaTeXML puts the bibliography at the top level: its lists are found without a search
-    # of the whole page (which cost as much as a tenth of libxml2's parse); a broken
-    # conversion that nested it elsewhere is searched.
-    lists = [
-        child
-        for section in document
-        if type(section.tag) is str and "ltx_bibliography" in classes(section)
-        for child in section
-        if type(child.tag) is str and "ltx_biblist" in classes(child)
-    ]
-    if not lists:
-        lists = [
-            el
-            for el in _BIBLISTS(document)
-            if el.tag in ("ul", "ol") and "ltx_biblist" in classes(el)
-        ]
-    for biblist in lists:
+    for biblist in biblists:
         for entry_id, number in entry_numbers(biblist, labels).items():
             numbers.setdefault(entry_id, number)
     return numbers
