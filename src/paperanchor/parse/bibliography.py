@@ -178,17 +178,28 @@ def _last_year(text: str) -> str | None:
     """The last of `_YEAR.findall(text)`, found from the end: no match of _YEAR can start
     inside another (its digits follow a digit, its letter is no digit), so the last match is
     the one at the last place where the pattern matches, and only the places where "18",
-    "19" or "20" is are tried (a scan of the whole entry cost a tenth of its fields)."""
-    end = len(text)
+    "19" or "20" is are tried (a scan of the whole entry cost a tenth of its fields). Each
+    prefix is looked for backwards from where it was last found, so that the text is read
+    once for each; past a few places that are no year ("2020…" over a whole hostile entry)
+    the whole text is scanned in C as before."""
     match = _YEAR.match
-    while True:
-        start = max(text.rfind("18", 0, end), text.rfind("19", 0, end), text.rfind("20", 0, end))
+    places = {prefix: text.rfind(prefix) for prefix in _YEAR_PREFIXES}
+    for _ in range(_YEAR_TRIES):
+        prefix = max(places, key=places.__getitem__)
+        start = places[prefix]
         if start < 0:
             return None
         found = match(text, start)
         if found is not None:
             return found.group(1)
-        end = start + 1  # the next place to try starts before this one
+        places[prefix] = text.rfind(prefix, 0, start + 1)  # the one before this one
+    years = _YEAR.findall(text)
+    return years[-1] if years else None
+
+
+_YEAR_PREFIXES = ("18", "19", "20")
+# Real entries have a few places that are no year after their last one (pages, DOIs, ids)
+_YEAR_TRIES = 32
 
 
 def _authors(block: str) -> tuple[str, ...]:
