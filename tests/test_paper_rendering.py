@@ -61,3 +61,12 @@ def test_two_sections_a_hostile_page_gave_one_id_each_render_their_own_text() ->
     document = Document(Inline("T", "T"), (), None, None, (section("first"), section("second")))
     markdown = Paper.open(LoadedPaper(document, "local/x", "local/x")).markdown()
     assert "first" in markdown and "second" in markdown
+
+
+def test_a_marked_read_counts_its_nodes_tokens_once_and_says_the_count_of_what_it_sends() -> None:
+    view = _view("html/2501.11120v1.arxiv.html")
+    first = service.read(view, "S2", anchors=True)
+    assert first.tokens == tokens_of(first.markdown) == tokens_of(view.markdown("S2", anchors=True))
+    assert list(view._anchored_tokens) == ["S2"]  # kept: the next read of S2 counts nothing
+    view._anchored_tokens["S2"] = -1  # what a second read says is the kept count
+    assert service.read(view, "S2", anchors=True).tokens == -1

@@ -134,7 +134,7 @@ def create_app(
             # the SDK's own token guard when there is one
             sdk_guard = route.app if isinstance(route.app, RequireAuthMiddleware) else None
             exchange = SingleExchange(
-                sdk_guard.app if sdk_guard else route.app, tools.session_manager
+                sdk_guard.app if sdk_guard else route.app, tools.session_manager, tools
             )
             if sdk_guard is not None:
                 sdk_guard.app = exchange

@@ -89,6 +89,8 @@ class Paper:
     _markdown: dict[str, str] = field(default_factory=dict)
     _anchored: dict[str, str] = field(default_factory=dict)
     """node id ("" the whole paper) -> its Markdown with anchor markers (contract §11)"""
+    _anchored_tokens: dict[str, int] = field(default_factory=dict)
+    """node id ("" the whole paper) -> the tokens of its Markdown with anchor markers"""
     _sections: dict[str, tuple[Section, list[str], list[str]]] = field(default_factory=dict)
     """section id -> the section, its chunks and the footnote ids they reference, in order
     (the section is kept to tell apart two that a hostile page gave one id)."""
@@ -204,6 +206,15 @@ class Paper:
                     self._counts = tokens.Counts()
                 count = self._counts.joined(self.chunks(node_id))
             self._tokens[key] = count
+        return count
+
+    def marked_tokens(self, node_id: str | None = None) -> int:
+        """The tokens of a node's Markdown with anchor markers (what an MCP read sends), counted
+        once: a warm read over MCP counted its section on every call (two thirds of its cost)."""
+        key = node_id or ""
+        count = self._anchored_tokens.get(key)
+        if count is None:
+            count = self._anchored_tokens[key] = tokens_of(self.markdown(node_id, anchors=True))
         return count
 
     def counted(self) -> None:

@@ -412,8 +412,8 @@ def read(
         fetch = f"/{meta.idv}/sections/{paper.index.alias_of.get(node_id, node_id)}.md"
         shown_id = node_id
     full = paper.markdown(node_id, anchors=anchors)
-    # counts the Markdown just kept, once (a marked read's: the markers count too)
-    whole = tokens_of(full) if anchors else paper.tokens(node_id)
+    # counted once per node and kept (a marked read's: the markers count too)
+    whole = paper.marked_tokens(node_id) if anchors else paper.tokens(node_id)
     # the whole paper opens with its title and author line: front matter, not content
     front = 2 if node_id is None and paper.document.authors else 1 if node_id is None else 0
     markdown, truncated, count = _cut(

@@ -327,3 +327,35 @@ def test_the_single_exchange_hooks_have_the_shape_read_in_the_sdk():
     manager = tool_server()
     manager.streamable_http_app(json_response=True, stateless_http=True)
     assert "_lifespan_state" in vars(manager.session_manager), hook
+
+
+def test_a_plain_call_skips_only_what_the_sdks_runner_would_do_to_it_without_effect():
+    """api/single_exchange.py's plain calls: the middleware and cache hints they skip are the
+    ones read in mcp's sources, serve_one serializes through the sieve they call, and a server
+    with a middleware of its own has its calls go through serve_one."""
+    from mcp.server._otel import OpenTelemetryMiddleware
+    from mcp.server.request_state import RequestStateBoundary
+    from mcp.server.runner import ServerRunner
+    from mcp_types.methods import serialize_server_result
+
+    from paperanchor.api.mcp import call_shape
+    from paperanchor.api.single_exchange import SingleExchange
+
+    hook = f"single_exchange plain calls (mcp {MCP_VERSION})"
+    tools = tool_server()
+    tools.streamable_http_app(json_response=True, stateless_http=True)
+    lowlevel = tools.session_manager.app
+    kinds = [type(middleware) for middleware in lowlevel.middleware]
+    assert kinds[:2] == [OpenTelemetryMiddleware, RequestStateBoundary], hook
+    assert lowlevel.middleware[2] is call_shape and lowlevel.cache_hints == {}, hook
+    assert "serialize_server_result(method, version, dumped)" in inspect.getsource(
+        ServerRunner._serialize
+    ), hook
+    assert parameters(serialize_server_result)[:3] == ["method", "version", "data"], hook
+    assert SingleExchange(lambda *_: None, tools.session_manager, tools).plain_calls, hook
+
+    async def own(ctx: Any, call_next: Any) -> Any:
+        return await call_next(ctx)
+
+    lowlevel.middleware.append(own)
+    assert not SingleExchange(lambda *_: None, tools.session_manager, tools).plain_calls

@@ -43,6 +43,41 @@ REQUESTS: list[tuple[dict[str, str], Any]] = [
     ({**LEGACY, "accept": "text/html"}, call("read", {"paper": "local/full"})),
     ({**LEGACY, "content-type": "text/plain"}, call("read", {"paper": "local/full"})),
     (LEGACY, "{not json"),
+    # plain calls, answered by the tool server itself: every kind of result and refusal
+    ({**HEADERS, "mcp-protocol-version": "2024-11-05"}, call("outline", {"paper": "local/full"})),
+    ({**HEADERS, "mcp-protocol-version": "2025-11-25"}, call("read", {"paper": "local/full"})),
+    (LEGACY, call("cite", {"paper": "local/full", "anchor": "S1.p1"})),
+    (LEGACY, call("cite", {"paper": "local/full", "text": "nowhere in it", "from": "v1"})),
+    (LEGACY, call("search_paper", {"paper": "local/full", "query": "the"})),
+    (LEGACY, call("figure", {"paper": "local/full", "anchor": "S4.F1", "image": True})),
+    (LEGACY, call("equation", {"paper": "local/full", "anchor": "S2.E1"})),
+    (LEGACY, call("references", {"paper": "local/full"})),
+    (LEGACY, call("read", {"paper": "local/full", "anchor": "S9.nope"})),
+    (LEGACY, call("read", {"anchor": "S1"})),
+    (LEGACY, call("read", {"paper": "local/full", "maxTokens": 10**30})),
+    (LEGACY, call("read", {"paper": "local/full", "maxTokens": True})),
+    (LEGACY, call("read", {"paper": ["local/full"]})),
+    (LEGACY, {**call("read", {}), "id": "a string id"}),
+    (LEGACY, {"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "read"}}),
+    (
+        LEGACY,
+        {
+            "jsonrpc": "2.0",
+            "id": 11,
+            "method": "tools/call",
+            "params": {"name": "x", "arguments": None},
+        },
+    ),
+    # not plain: to serve_one
+    (LEGACY, {**call("read", {"paper": "local/full"}), "params": {"name": 5, "arguments": {}}}),
+    (LEGACY, {**call("read", {}), "params": {"name": "read", "arguments": [1]}}),
+    (
+        LEGACY,
+        {
+            **call("read", {}),
+            "params": {"name": "read", "arguments": {"paper": "local/full"}, "_meta": {}},
+        },
+    ),
 ]
 
 
@@ -92,6 +127,7 @@ def test_each_request_is_answered_as_the_sdks_session_manager_answers_it(
     ]
     assert isinstance(route.app, SingleExchange)
     fast, sdk = route.app, route.app.app
+    assert fast.plain_calls  # plain tools/call answered without serve_one
 
     async def main() -> list[tuple[Any, Any]]:
         async with app.router.lifespan_context(app):
@@ -119,4 +155,4 @@ def test_a_single_exchange_refuses_a_manager_with_sessions() -> None:
     server = MCPServer("x")
     server.streamable_http_app(json_response=True, stateless_http=False)
     with pytest.raises(ValueError, match="stateless"):
-        SingleExchange(lambda *_: None, server.session_manager)  # type: ignore[arg-type]
+        SingleExchange(lambda *_: None, server.session_manager, server)  # type: ignore[arg-type]

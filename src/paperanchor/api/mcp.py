@@ -120,13 +120,13 @@ def build_server(
         instructions=INSTRUCTIONS,
         tools=listed,
         log_level="WARNING",
-        middleware=[_call_shape],
+        middleware=[call_shape],
         auth=auth[0] if auth is not None else None,
         token_verifier=auth[1] if auth is not None else None,
     )
 
 
-async def _call_shape(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+async def call_shape(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
     """A `tools/call` whose `name` is not text or whose `arguments` is not an object, as a
     tool error the agent can correct: the SDK would answer JSON-RPC -32602 when it validates
     the request's params, which happens inside `call_next` (middleware runs before it)."""
@@ -280,6 +280,9 @@ class ToolServer(MCPServer):
         }
         self.output_schemas = {listed.tool.name: listed.output_schema for listed in tools}
         _drop_handlers(self, _NOT_SERVED)
+        # the context of a call answered without the SDK's request (api/single_exchange.py):
+        # no tool takes one, so one serves them all
+        self.bare_context: Context[Any, Any] = Context(mcp_server=self)
 
     async def list_tools(self) -> list[WireTool]:
         """The SDK's tool list, each JSON tool with the output schema it publishes (contract §7)."""

@@ -22,8 +22,14 @@ _DOI = re.compile(r"(?=1)\b(10\.\d{4,9}/[^\s\"<>]+)")
 _URL = re.compile(r"https?://[^\s\"<>]+")
 _YEAR = re.compile(r"(?=[12])(?<![\d./\-])((?:1[89]|20)\d{2})[a-z]?(?![\d])")
 _INITIALS = re.compile(r"^(?:[A-Z][a-z]?\.?[\s\-]*)+$")
-_AUTHOR_SPLIT = re.compile(r"(?=[\s;,&])\s*(?:;|,\s*and\s+|\s+and\s+|\s*&\s*|,)\s*")
-_ET_AL = re.compile(r"(?=[eE])\bet\s*al\.?", re.IGNORECASE)
+# A split is made where a run of spaces ends in ";", ",", "&" or "and ": the run is taken
+# whole (`\s*+`, never given back), so that a space between two words fails at once where
+# `\s*` then `\s+and` tried every way of sharing the run (the look-behind asks for the
+# space `\s+and` needed).
+_AUTHOR_SPLIT = re.compile(r"(?=[\s;,&])\s*+(?:;|,\s*and\s+|(?<=\s)and\s+|&\s*|,)\s*")
+# "et al" in any case, spelled out: IGNORECASE matches no other character for these letters,
+# and a pattern without it lets the engine skip to the first "e" or "E" in C.
+_ET_AL = re.compile(r"(?=[eE])\b[eE][tT]\s*[aA][lL]\.?")
 _TRAILING = " .,;:"
 # An entry's authors are at its start: past this many characters no author list runs on.
 AUTHOR_SCAN_CHARS = 4000
@@ -105,16 +111,17 @@ def reference_of(
     LaTeXML gives the blocks (`\\newblock`); the PDF parser cuts a plain-text entry into
     blocks at its sentence ends and passes no links.
     """
-    text = " ".join(b.text for b in block_texts if b.text).strip()
-    markdown = " ".join(b.markdown for b in block_texts if b.markdown).strip()
-    author_year = _is_author_year(label)
-    number = entry_number(label, position)
-    arxiv = _first(_ARXIV, [text, *hrefs])
+    text = " ".join([b.text for b in block_texts if b.text]).strip()
+    markdown = " ".join([b.markdown for b in block_texts if b.markdown]).strip()
+    match = _LABEL.fullmatch(label) if label else None
+    author_year = bool(label) and match is None
+    number = (match.group(1).strip("[]()") if match else "") or str(position)
+    arxiv = _arxiv(text, hrefs)
     doi = _doi(text, hrefs)
     url = next((h for h in hrefs if h.startswith(("http://", "https://"))), None)
-    if url is None:
-        match = _URL.search(text)
-        url = match.group(0).rstrip(_TRAILING) if match else None
+    if url is None and "http" in text:  # _URL's literal start, tested in C
+        found = _URL.search(text)
+        url = found.group(0).rstrip(_TRAILING) if found else None
     year = _year(label if author_year else "", text, arxiv, doi)
     # the authors are at the start: a hostile entry of a million names is read that far
     head = text[:AUTHOR_SCAN_CHARS]
@@ -127,31 +134,37 @@ def reference_of(
     return Reference(ref_id, number, label, text, markdown, authors, title, year, arxiv, doi, url)
 
 
-def _first(pattern: re.Pattern[str], texts: list[str]) -> str | None:
-    for text in texts:
-        match = pattern.search(text)
-        if match:
-            return match.group(1).rstrip(_TRAILING)
+# The literal each pattern needs is looked for in C before the pattern is tried (`in` costs
+# a fraction of a search, and most entries hold no arXiv id, most links no DOI): no character
+# but "x" and "X" matches an `x` under IGNORECASE.
+def _arxiv(text: str, hrefs: list[str]) -> str | None:
+    for candidate in (text, *hrefs):
+        if "x" in candidate or "X" in candidate:
+            match = _ARXIV.search(candidate)
+            if match:
+                return match.group(1).rstrip(_TRAILING)
     return None
 
 
 def _doi(text: str, hrefs: list[str]) -> str | None:
-    for candidate in [*hrefs, text]:
-        match = _DOI.search(candidate)
-        if match:
-            return match.group(1).rstrip(_TRAILING + ")]")
+    for candidate in (*hrefs, text):
+        if "10." in candidate:
+            match = _DOI.search(candidate)
+            if match:
+                return match.group(1).rstrip(_TRAILING + ")]")
     return None
 
 
 def _year(label: str, text: str, arxiv: str | None, doi: str | None) -> str | None:
-    match = _YEAR.search(label)
+    match = _YEAR.search(label) if label else None
     if match:
         return match.group(1)
     cleaned = text
     for noise in (arxiv, doi):
         if noise:
             cleaned = cleaned.replace(noise, " ")
-    cleaned = _URL.sub(" ", cleaned)
+    if "http" in cleaned:
+        cleaned = _URL.sub(" ", cleaned)
     years = _YEAR.findall(cleaned)
     return years[-1] if years else None
 
@@ -183,7 +196,17 @@ def _authors(block: str) -> tuple[str, ...]:
             continue
         names.append(part)
         index += 1
-    return tuple(n for n in names if len(n) > 1 and not any(map(str.isdigit, n)))
+    return tuple(n for n in names if len(n) > 1 and not _has_digit(n))
+
+
+_ASCII_DIGIT = re.compile(r"[0-9]")
+
+
+def _has_digit(text: str) -> bool:
+    """`any(map(str.isdigit, text))`, in C for ASCII text (where only 0-9 are digits)."""
+    if text.isascii():
+        return _ASCII_DIGIT.search(text) is not None
+    return any(map(str.isdigit, text))
 
 
 _INITIAL = re.compile(r"[A-Z][a-z]?\.(?:-?[A-Z][a-z]?\.)*")  # A.  Th.  L.-J.  J.-P.
@@ -279,7 +302,8 @@ def _is_name_words(words: list[str]) -> bool:
     while words and words[-1] in _SUFFIXES:
         words = words[:-1]
     return 0 < len(words) <= 3 and all(
-        word[0].isupper() and "." not in word and all(c.isalpha() or c in "-'’" for c in word)
+        word[0].isupper()
+        and (word.isalpha() or ("." not in word and all(c.isalpha() or c in "-'’" for c in word)))
         for word in words
     )
 

@@ -50,6 +50,11 @@ def squash(text: str) -> str:
     """Collapse runs of whitespace to one space (LaTeXML output is often re-indented)."""
     if "  " not in text and text.isprintable():
         return text  # the common case
+    return squashed(text)
+
+
+def squashed(text: str) -> str:
+    """`squash` of a text that failed its test for the common case."""
     core = " ".join(text.split())  # str.split is several times faster than a regex here
     if not core:
         return " " if text else ""
@@ -65,8 +70,8 @@ def math_tex(el: HtmlElement) -> str:
     instead of walking the MathML, which is most of a page's elements.
     """
     for semantics in el:
-        if tag_of(semantics) != "semantics":
-            continue
+        if semantics.tag != "semantics" and tag_of(semantics) != "semantics":  # the first test
+            continue  # is the HTML parser's tag, the second any namespace or case
         for node in reversed(semantics):
             if node.get("encoding") == TEX and tag_of(node) == "annotation":
                 return (node.text or "").strip()

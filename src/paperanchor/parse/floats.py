@@ -5,10 +5,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
+
+from lxml import etree
 
 from paperanchor.parse.context import MAX_BLOCK_DEPTH, BlocksOf, ParseContext
-from paperanchor.parse.dom import HtmlElement, children, classes, is_chrome, tag_of, text_of
+from paperanchor.parse.dom import (
+    CACHED_CLASS_CHARS,
+    HtmlElement,
+    children,
+    classes,
+    is_chrome,
+    tag_of,
+    text_of,
+)
 from paperanchor.parse.inline import inline_of
 from paperanchor.parse.pictures import text_boxes
 from paperanchor.tree import Block, CellSpan, Figure, Inline, Table
@@ -257,7 +267,8 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
 
     Spans are clipped so that filling the grid costs at most MAX_TABLE_CELLS steps in all.
     """
-    grid: dict[tuple[int, int], tuple[str, str]] = {}
+    # the grid by row, each row by column: what a position holds is its first cell's value
+    grid: list[dict[int, tuple[str, str]]] = []
     header_rows = 0
     counting_header = True
     steps = 0
@@ -268,13 +279,21 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
     for row_index, (section, row) in enumerate(_table_rows(tabular)):
         if cut:
             break
+        cells = []
+        all_th = True
+        for child in row.iterchildren(etree.Element):
+            kind = _part_kind(child)
+            if kind.cell:
+                cells.append((child, kind.spanning))
+                all_th = all_th and kind.header
+        while len(grid) <= row_index:
+            grid.append({})
+        here = grid[row_index]
         col = 0
-        cells = [c for c in children(row) if _is_cell(c)]
-        all_th = bool(cells) and all("ltx_th" in classes(c) or tag_of(c) == "th" for c in cells)
-        for cell in cells:
-            while (row_index, col) in grid:
+        for cell, spanning in cells:
+            while col in here:
                 col += 1
-            rowspan, colspan = _spans(cell, classes(cell))
+            rowspan, colspan = _spans(cell, spanning)
             allowed = MAX_TABLE_CELLS - steps
             if allowed <= 0:
                 cut = True
@@ -285,20 +304,27 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
                 rowspan = max(1, min(rowspan, allowed // colspan))
             steps += rowspan * colspan
             content, _c, cell_notes = inline_of(cell, ctx, cell=True)
-            notes.extend(cell_notes)
+            if cell_notes:
+                notes.extend(cell_notes)
             value = (content.text, content.markdown)
             if rowspan == 1 and colspan == 1:  # most cells
-                grid.setdefault((row_index, col), value)
+                here.setdefault(col, value)
+                if row_index > last_row:
+                    last_row = row_index
             else:
                 spans.append(CellSpan(row_index, col, rowspan, colspan))
+                while len(grid) < row_index + rowspan:
+                    grid.append({})
                 for dr in range(rowspan):
+                    target = grid[row_index + dr]
                     for dc in range(colspan):
-                        grid.setdefault((row_index + dr, col + dc), value)
-            # the grid's extent, as the largest of its keys (a span adds all it reaches)
-            last_row = max(last_row, row_index + rowspan - 1)
+                        target.setdefault(col + dc, value)
+                # the grid's extent, as the largest of its keys (a span adds all it reaches)
+                last_row = max(last_row, row_index + rowspan - 1)
             col += colspan
-            last_col = max(last_col, col - 1)
-        if counting_header and (section == "thead" or all_th):
+            if col > last_col + 1:
+                last_col = col - 1
+        if counting_header and (section == "thead" or (cells and all_th)):
             header_rows += 1
         else:
             counting_header = False
@@ -306,11 +332,14 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
     n_cols = last_col + 1
     if n_rows * n_cols > MAX_TABLE_CELLS:  # a sparse grid of long spans: keep the first rows
         n_rows, cut = MAX_TABLE_CELLS // n_cols, True
-    get = grid.get
     columns = range(n_cols)
-    values = [[get((r, c), _NO_CELL) for c in columns] for r in range(n_rows)]
-    text_rows = [tuple([value[0] for value in row]) for row in values]
-    md_rows = [tuple([value[1] for value in row]) for row in values]
+    text_rows = []
+    md_rows = []
+    for row_cells in grid[:n_rows]:
+        get = row_cells.get
+        values = [get(c, _NO_CELL) for c in columns]
+        text_rows.append(tuple([value[0] for value in values]))
+        md_rows.append(tuple([value[1] for value in values]))
     kept = [
         CellSpan(span.row, span.col, min(span.rows, n_rows - span.row), span.cols)
         for span in spans
@@ -331,10 +360,13 @@ def _span(value: str | None) -> int:
         return 1
 
 
-def _spans(cell: HtmlElement, cls: frozenset[str]) -> tuple[int, int]:
-    """A cell's rowspan and colspan: its attributes, or a span cell's `ltx_rowspan_N` classes."""
+def _spans(cell: HtmlElement, spanning: bool) -> tuple[int, int]:
+    """A cell's rowspan and colspan: its attributes, or a span cell's `ltx_rowspan_N` classes
+    (`spanning`: the cell has the class that says it has them)."""
     rowspan, colspan = cell.get("rowspan"), cell.get("colspan")
-    if rowspan is None and colspan is None and not cls.isdisjoint(_SPANNING):
+    if rowspan is None and colspan is None:
+        if not spanning:
+            return 1, 1
         for axis, count in _SPAN_CLASS.findall(cell.get("class") or ""):
             if axis == "row":
                 rowspan = count
@@ -343,40 +375,59 @@ def _spans(cell: HtmlElement, cls: frozenset[str]) -> tuple[int, int]:
     return _span(rowspan), _span(colspan)
 
 
-def _is_cell(el: HtmlElement) -> bool:
-    tag = tag_of(el)
-    return tag == "td" or tag == "th" or (tag == "span" and not classes(el).isdisjoint(_SPAN_CELLS))
-
-
 _SPAN_CELLS = frozenset({"ltx_td", "ltx_th"})
 _SPANNING = frozenset({"ltx_rowspan", "ltx_colspan"})
 
 
-def _row_group(el: HtmlElement) -> str | None:
-    """`thead`, `tbody` or `tfoot` for a row group of either form, else None."""
-    tag = tag_of(el)
-    if tag in ("thead", "tbody", "tfoot"):
-        return tag
-    if tag == "span":
-        return next((_ROW_GROUPS[c] for c in classes(el) if c in _ROW_GROUPS), None)
-    return None
+class _PartKind(NamedTuple):
+    """What an element is to the table walk, in either form (`tr` or `span.ltx_tr`, …)."""
+
+    row: bool
+    group: str | None
+    """`thead`, `tbody` or `tfoot` for a row group, else None."""
+    cell: bool
+    header: bool
+    """A header cell (`th` or `ltx_th`)."""
+    spanning: bool
+    """A span cell whose classes say it spans rows or columns (`ltx_rowspan_N`)."""
 
 
-def _is_row(el: HtmlElement) -> bool:
-    tag = tag_of(el)
-    return tag == "tr" or (tag == "span" and "ltx_tr" in classes(el))
+# decided once per tag and class attribute, as the inline walk's kinds are (inline.py)
+_PART_KINDS: dict[tuple[str, str | None], _PartKind] = {}
+
+
+def _part_kind(el: HtmlElement) -> _PartKind:
+    key = (el.tag, el.get("class"))
+    found = _PART_KINDS.get(key)
+    if found is None:
+        tag, cls = tag_of(el), classes(el)
+        group: str | None = None
+        if tag in ("thead", "tbody", "tfoot"):
+            group = tag
+        elif tag == "span":
+            group = next((_ROW_GROUPS[c] for c in cls if c in _ROW_GROUPS), None)
+        found = _PartKind(
+            row=tag == "tr" or (tag == "span" and "ltx_tr" in cls),
+            group=group,
+            cell=tag == "td" or tag == "th" or (tag == "span" and not cls.isdisjoint(_SPAN_CELLS)),
+            header="ltx_th" in cls or tag == "th",
+            spanning=not cls.isdisjoint(_SPANNING),
+        )
+        if len(_PART_KINDS) < 8192 and len(key[1] or "") <= CACHED_CLASS_CHARS:
+            _PART_KINDS[key] = found
+    return found
 
 
 def _table_rows(tabular: HtmlElement) -> Iterator[tuple[str, HtmlElement]]:
-    for child in children(tabular):
-        if _is_row(child):
+    for child in tabular.iterchildren(etree.Element):
+        kind = _part_kind(child)
+        if kind.row:
             yield "tbody", child
             continue
-        group = _row_group(child)
-        if group is not None:
-            for row in children(child):
-                if _is_row(row):
-                    yield group, row
+        if kind.group is not None:
+            for row in child.iterchildren(etree.Element):
+                if _part_kind(row).row:
+                    yield kind.group, row
 
 
 def parse_tabular(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Table:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from paperanchor.parse.context import MAX_INLINE_DEPTH, ParseContext
 from paperanchor.parse.dom import (
@@ -15,6 +14,7 @@ from paperanchor.parse.dom import (
     math_tex,
     printed_text,
     squash,
+    squashed,
     text_of,
 )
 from paperanchor.parse.pictures import text_boxes
@@ -40,20 +40,30 @@ _TAG_EMPHASIS = {"b": "**", "strong": "**", "i": "*", "em": "*", "code": "`", "t
 _SPACES = re.compile(r" {2,}")
 
 
-@dataclass(slots=True)
 class InlineResult:
-    md: list[str] = field(default_factory=list)
-    text: list[str] = field(default_factory=list)
-    cites: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    cell: bool = False
-    code: bool = False
-    """Inside a code span: a backslash there is the page's text, not conversion debris."""
-    markup: bool = False
-    """Whether a piece is our markup (math, an image, a link, a note mark), not the page's."""
-    opens_with_text: bool | None = None
-    """Whether the first piece that is not blank is the page's words, which may need escaping
-    where they start a line of Markdown."""
+    """The pieces of one run of inline content, as Markdown and as plain text."""
+
+    # A plain class, not a dataclass: a page makes one for each run, link and emphasis (25,000
+    # over the corpus), and the generated __init__ with its default factories cost twice this.
+    __slots__ = ("cell", "cites", "code", "markup", "md", "notes", "opens_with_text", "text")
+
+    def __init__(
+        self, cell: bool = False, code: bool = False, outer: InlineResult | None = None
+    ) -> None:
+        self.md: list[str] = []
+        self.text: list[str] = []
+        # a nested result (a link's text, an emphasis) adds its citations and notes to its outer
+        # result's lists, in the order they are met, as if they were the outer's own
+        self.cites: list[str] = outer.cites if outer is not None else []
+        self.notes: list[str] = outer.notes if outer is not None else []
+        self.cell = cell
+        self.code = code
+        """Inside a code span: a backslash there is the page's text, not conversion debris."""
+        self.markup = False
+        """Whether a piece is our markup (math, an image, a link, a note mark), not the page's."""
+        self.opens_with_text: bool | None = None
+        """Whether the first piece that is not blank is the page's words, which may need
+        escaping where they start a line of Markdown."""
 
     def add(self, md: str, text: str | None = None) -> None:
         if md and not md.isspace():  # md.strip(), without the copy
@@ -65,7 +75,7 @@ class InlineResult:
 
     def add_text(self, raw: str) -> None:
         """Words of the page, escaped in Markdown so that they stay text (render/escape.py)."""
-        words = raw if "  " not in raw and raw.isprintable() else squash(raw)  # squash's test
+        words = raw if "  " not in raw and raw.isprintable() else squashed(raw)  # squash's test
         if self.opens_with_text is None and words.strip():
             self.opens_with_text = True
         escaped = escape_text(words)
@@ -128,6 +138,9 @@ def _text_only(raw: str | None, ctx: ParseContext) -> Inline:
             return EMPTY
         raw = cleaned
     words = squash(raw)
+    if _PLAIN_RUN.search(words) is None:  # nothing to escape; squashed, so tidy only strips
+        text = words.strip()
+        return Inline(escape_line_start(text), text) if text else EMPTY
     markdown = tidy(escape_text(words))
     if words.strip():  # the page's words open it (InlineResult.opens_with_text)
         markdown = escape_line_start(markdown)
@@ -171,6 +184,11 @@ def _content(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
             elif kind != _SKIPPED and not (skip and not classes(child).isdisjoint(skip)):
                 if ctx.inline_depth >= MAX_INLINE_DEPTH:
                     out.add_text(text_of(child))  # deeper than any real page: its words
+                elif kind == _PLAIN and marker is None and not len(child):
+                    if child.text:  # a span of text alone, a fifth of the elements here
+                        _words(child.text, ctx, out)
+                elif kind == _MATH:
+                    _math(child, out)  # nothing nests below it
                 else:
                     ctx.inline_depth += 1
                     try:
@@ -198,8 +216,22 @@ _ERROR_OPTIONS = re.compile(r"\s*\[(?:HTML\]\s*[0-9A-Fa-f]{6}(?![0-9A-Za-z])|[^\
 _ERROR_INTERNAL = re.compile(r"\s*[A-Za-z]{1,40}@[A-Za-z@]{1,40}(?![.\w])")
 
 
+# What escape_text or the debris rules would act on in a squashed run of text: a mark, a
+# backslash or an "@"
+_PLAIN_RUN = re.compile(r"[\\`*<~$\]&_\[@]")
+
+
 def _words(raw: str, ctx: ParseContext, out: InlineResult) -> None:
     """The page's words, conversion debris left out and counted as errors where it stands."""
+    # add_text's work, done here for a run that needs no escape and holds no debris (nine runs
+    # in ten): its squashed words are its Markdown
+    words = raw if "  " not in raw and raw.isprintable() else squashed(raw)
+    if _PLAIN_RUN.search(words) is None and words[:1] != "(":  # "(" may follow "]" (add_text)
+        if out.opens_with_text is None and words.strip():
+            out.opens_with_text = True
+        out.md.append(words)
+        out.text.append(words)
+        return
     if not out.code and ("\\" in raw or "@" in raw):
         cleaned = _cleaned(raw, ctx)
         if cleaned is None:
@@ -301,18 +333,7 @@ def _markup(
     skip: frozenset[str],
 ) -> None:
     if kind == _MATH:
-        tex = math_tex(el)
-        if not tex:
-            return
-        # LaTeXML keeps text-mode `$…$` inside some annotations (units, \text{…$x$…}); inside
-        # our math they would close it (render/escape.py math_markdown drops them)
-        tex = math_markdown(tex)
-        if not tex:  # `$$` would open a display
-            return
-        if el.get("display") == "block" and not out.cell:
-            out.add(f" $${tex}$$ ", f"${tex}$")
-        else:
-            out.add(f"${tex}$")
+        _math(el, out)
         return
     if kind == _NOTE:
         _note(el, classes(el), ctx, out)
@@ -356,10 +377,8 @@ def _markup(
     if marker is None:
         _content(el, ctx, out, skip)
         return
-    inner = InlineResult(cell=out.cell, code=out.code or marker == "`")
+    inner = InlineResult(out.cell, out.code or marker == "`", out)
     _content(el, ctx, inner, skip)
-    out.cites.extend(inner.cites)
-    out.notes.extend(inner.notes)
     md = "".join(inner.md)
     text = "".join(inner.text)
     if marker == "`":
@@ -380,6 +399,30 @@ def _markup(
     out.add_inner(f"{lead}{marker}{core}{marker}{trail}", text, inner)
 
 
+# math_markdown of each TeX string met, bounded: a page repeats its symbols (9k formulas, 3k
+# distinct TeX strings over the corpus)
+_MATH_MARKDOWN: dict[str, str] = {}
+
+
+def _math(el: HtmlElement, out: InlineResult) -> None:
+    tex = math_tex(el)
+    if not tex:
+        return
+    # LaTeXML keeps text-mode `$…$` inside some annotations (units, \text{…$x$…}); inside
+    # our math they would close it (render/escape.py math_markdown drops them)
+    markdown = _MATH_MARKDOWN.get(tex)
+    if markdown is None:
+        markdown = math_markdown(tex)
+        if len(_MATH_MARKDOWN) < 8192 and len(tex) <= CACHED_CLASS_CHARS:
+            _MATH_MARKDOWN[tex] = markdown
+    if not markdown:  # `$$` would open a display
+        return
+    if el.get("display") == "block" and not out.cell:
+        out.add(f" $${markdown}$$ ", f"${markdown}$")
+    else:
+        out.add(f"${markdown}$")
+
+
 def _edges(text: str) -> tuple[str, str]:
     return text[: len(text) - len(text.lstrip())], text[len(text.rstrip()) :]
 
@@ -388,10 +431,8 @@ def _link(
     el: HtmlElement, cls: frozenset[str], ctx: ParseContext, out: InlineResult, skip: frozenset[str]
 ) -> None:
     href = (el.get("href") or "").strip()
-    inner = InlineResult(cell=out.cell, code=out.code)
+    inner = InlineResult(out.cell, out.code, out)
     _content(el, ctx, inner, skip)
-    out.cites.extend(inner.cites)
-    out.notes.extend(inner.notes)
     text = "".join(inner.text)
     internal = "ltx_ref" in cls and "ltx_url" not in cls and "ltx_href" not in cls
     entry = ctx.bib_numbers.get(href.rpartition("#")[2]) if internal else None

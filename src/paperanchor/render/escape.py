@@ -21,6 +21,8 @@ import re
 from urllib.parse import quote, unquote, urlsplit
 
 _BLOCK_START = re.compile(r"^(?:[#>+\-]|\d{1,9}[.)](?:\s|$)|\[)")
+# the characters _BLOCK_START can open with, besides a digit: most chunks fail this test alone
+_BLOCK_FIRST = frozenset("#>+-[")
 _SAFE_SCHEMES = ("http", "https")
 
 
@@ -50,7 +52,8 @@ _MAY_NEED = re.compile(r"[\\`*<~$\]&_\[]")
 def escape_line_start(markdown: str) -> str:
     """Escape a mark that would open a block (heading, quote, list, link definition) where a
     chunk of our Markdown starts with the paper's text."""
-    if markdown and _BLOCK_START.match(markdown):
+    first = markdown[:1]
+    if (first in _BLOCK_FIRST or first.isdecimal()) and _BLOCK_START.match(markdown):
         match = re.match(r"\d{1,9}", markdown)
         if match:  # "1. Introduction" as text, not an ordered list
             end = match.end()
