@@ -110,6 +110,8 @@ def safe_url(url: str) -> str | None:
     """An absolute http(s) URL fit to sit inside `<…>`, or None (contract §3: other schemes, such
     as javascript: and file:, are dropped)."""
     url = url.strip()
+    if _PLAIN_HTTP.fullmatch(url):
+        return url  # what the checks below return for it, without `urlsplit` (2 us a link)
     if not url or _CONTROL.search(url):
         return None
     try:
@@ -125,6 +127,12 @@ def safe_url(url: str) -> str | None:
     return quote(url, safe=_URL_SAFE_MARKS)
 
 
+# An http(s) URL of a host without brackets (no IPv6 literal for `urlsplit` to check) and of
+# `_URL_SAFE`'s characters only: scheme, host and the rest as `urlsplit` reads them.
+_PLAIN_HTTP = re.compile(
+    r"[Hh][Tt][Tt][Pp][Ss]?://[A-Za-z0-9!$&'()*+,;=:@%\-._~]+"
+    r"(?:[/?#][A-Za-z0-9/:?#\[\]@!$&'()*+,;=%\-._~]*)?"
+)
 # `quote`'s safe characters: ASCII letters and digits, "_.-~", and the marks it is given
 _URL_SAFE_MARKS = "/:?#[]@!$&'()*+,;=%-._~"
 _URL_SAFE = re.compile(r"[A-Za-z0-9/:?#\[\]@!$&'()*+,;=%\-._~]*")
