@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from paperanchor.parse.dom import squash
 from paperanchor.parse.inline import _PLAIN_RUN, _plain
 
 # marks, brackets and debris characters among words, in runs shorter and longer than the length
@@ -20,3 +21,17 @@ _RUNS = st.text(alphabet="\\`*~$<&_@[]()^ab1 \u00e9", max_size=3 * _LONG_RUN)
 @example("a" * (_LONG_RUN - 1) + "_")
 def test_a_run_is_plain_exactly_when_no_escape_or_debris_rule_matches_it(run: str) -> None:
     assert _plain(run) == (_PLAIN_RUN.search(run) is None)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=" \n\t\u00a0\u2003ab.\u00e9", max_size=40))
+@example("\nA, B and C. 2022.\n")
+@example("a\n\nb")
+@example("\n")
+def test_squash_makes_each_run_of_whitespace_one_space(text: str) -> None:
+    core = " ".join(text.split())
+    if not core:
+        expected = " " if text else ""
+    else:
+        expected = (" " if text[0].isspace() else "") + core + (" " if text[-1].isspace() else "")
+    assert squash(text) == expected
