@@ -77,17 +77,18 @@ def entry_numbers(biblist: HtmlElement, labels: dict[Any, str]) -> dict[str, tup
 _LABEL = re.compile(r"[\[(]?\s*(\S{1,64}?)\s*[\])]?")
 
 
-def _is_author_year(label: str) -> bool:
-    return bool(label) and _LABEL.fullmatch(label) is None
-
-
 def entry_number(label: str, position: int) -> str:
     """The printed label without its brackets, whatever its form (`12`, `HNA+17`); author-year
     styles, which print names rather than a label, are numbered by position (contract §4)."""
+    return _label_reading(label, position)[1]
+
+
+def _label_reading(label: str, position: int) -> tuple[bool, str]:
+    """Whether the label is an author-year one, and the entry's number, from one match."""
     match = _LABEL.fullmatch(label) if label else None
     if match is None:
-        return str(position)
-    return match.group(1).strip("[]()") or str(position)
+        return bool(label), str(position)
+    return False, match.group(1).strip("[]()") or str(position)
 
 
 def parse_entry(item: HtmlElement, ctx: ParseContext, position: int) -> Reference:
@@ -119,9 +120,7 @@ def reference_of(
     """
     text = " ".join([b.text for b in block_texts if b.text]).strip()
     markdown = " ".join([b.markdown for b in block_texts if b.markdown]).strip()
-    match = _LABEL.fullmatch(label) if label else None
-    author_year = bool(label) and match is None
-    number = (match.group(1).strip("[]()") if match else "") or str(position)
+    author_year, number = _label_reading(label, position)
     arxiv = _arxiv(text, hrefs)
     doi = _doi(text, hrefs)
     url = next((h for h in hrefs if h.startswith(("http://", "https://"))), None)
