@@ -47,6 +47,9 @@ _DIGITS = re.compile(r"[0-9]+")
 # list's items, a figure's panels and a group's rows are parts of the block that holds them).
 _MARKED = (Paragraph, Equation, EquationGroup, Figure, Table, Theorem, ListBlock, Code, Quote)
 _FLOW = (Section, Paragraph, Theorem)
+# The kinds that can be a panel, have a short alias or a printed label or text (printed_labels,
+# printed_texts): any other node is indexed by its id and marker only.
+_LABELLED = (Section, Figure, Table, Equation, Theorem)
 MARK = "¶"
 """A marker's label is `¶` and the block's number in the paper, in document order: one or
 two o200k tokens where a LaTeXML id costs four to thirteen (`S3.SS1.SSS0.Px3.p2`)."""
@@ -161,6 +164,7 @@ class AnchorIndex:
         if isinstance(node, Text):
             for note_id in node.notes:
                 self.note_sections.setdefault(note_id, (section_id, top.id))
+        if not isinstance(node, _LABELLED):
             return  # most nodes: no panel, short alias or printed label (printed_labels)
         is_panel = isinstance(node, Figure | Table) and isinstance(parent, Figure | Table)
         if is_panel:
