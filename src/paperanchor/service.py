@@ -561,8 +561,8 @@ def cite_text(
     (quotes.py, which bounds the cost). `prefix` and `suffix`, the text a stored Cite had
     before and after the quote, tell apart passages that hold the same quote (contract §10). Without
     `reveal` (a paper whose text a public server may not serve, contract §12) no more text than the
-    quote is answered: `text` is the quote as given, and the closest passage is named by its
-    anchor only."""
+    quote is answered: `text` is the quote as given, `url` (a route refused there) null, and the
+    closest passage is named by its anchor only."""
     wanted = quotes.checked_quote(quote)
     before, after = _context_argument("prefix", prefix), _context_argument("suffix", suffix)
     passages = paper.quotable()
@@ -578,9 +578,11 @@ def cite_text(
         if found.match == "fuzzy":
             answer["score"] = int(found.score)
         if not reveal:
-            # the quote and where it is; the passage's context is the paper's text
+            # the quote and where it is; the passage's context is the paper's text, and its
+            # section's Markdown is refused here: no url of it (the permalink is where to read)
             answer["text"] = " ".join(str(quote).split())
             answer["prefix"], answer["suffix"], answer["textFragment"] = "", "", None
+            answer["url"] = None
         answer["status"] = "same" if found.match == "exact" else "edited"
         answer["confidence"] = confidence
         return answer
