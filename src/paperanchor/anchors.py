@@ -125,6 +125,8 @@ class AnchorIndex:
         while stack:
             node, parent, section, top = stack.pop()
             index._add(node, parent, section, top)
+            if isinstance(node, Text):
+                continue  # a run of text holds no nodes: most nodes, child_nodes's longest way
             for child in reversed(child_nodes(node)):
                 inner = child if isinstance(child, Section) else section
                 stack.append((child, node, inner, top))

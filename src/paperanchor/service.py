@@ -49,6 +49,7 @@ from paperanchor.tree import (
     Reference,
     Section,
     Table,
+    Text,
     child_nodes,
 )
 
@@ -259,6 +260,8 @@ def counts(document: Document) -> shapes.Counts:
         stack: list[tuple[Node, Node | None]] = [(root, None)]
         while stack:
             node, parent = stack.pop()
+            if isinstance(node, Text):
+                continue  # a run of text holds no nodes and is not counted
             stack.extend((child, node) for child in child_nodes(node))
             if isinstance(node, Section):
                 if node.kind not in ("body", "bibliography", "abstract", "acknowledgements"):

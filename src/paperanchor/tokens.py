@@ -119,6 +119,10 @@ class Counts:
         self.seams: dict[tuple[str, str], int] = {}
         # a chunk's tail is asked for once for each section holding it (its parents' too)
         self.tails: dict[str, str] = {}
+        # a unit's tokens with the seam after it, a blank line (one not last) or the final
+        # newline: what each section holding it adds for it, one lookup each time
+        self.followed: dict[str, int] = {}
+        self.ending: dict[str, int] = {}
 
     def chunk(self, chunk: str) -> int:
         counted = self.chunks.get(chunk)
@@ -143,21 +147,30 @@ class Counts:
         (render.markdown.join), without joining them all."""
         # white space at a chunk's edge joins the blank line beside it into one pretoken that
         # may reach the next seam: such a chunk is counted together with its neighbour
-        units: list[list[str]] = []
+        total = 0
+        unit: list[str] = []
         for chunk in chunks:
             if not chunk:
                 continue
-            if units and (chunk[0].isspace() or units[-1][-1][-1].isspace()):
-                units[-1].append(chunk)
-            else:
-                units.append([chunk])
-        total = 0
-        previous = ""
-        for unit in units:
-            text = unit[0] if len(unit) == 1 else "\n\n".join(unit)
-            total += self.chunk(text) + (self.seam(previous, "\n\n") if previous else 0)
-            previous = text
-        return total + self.seam(previous, "\n")
+            if unit and (chunk[0].isspace() or unit[-1][-1].isspace()):
+                unit.append(chunk)
+                continue
+            if unit:
+                total += self._followed(unit[0] if len(unit) == 1 else "\n\n".join(unit))
+            unit = [chunk]
+        if not unit:
+            return self.seam("", "\n")
+        last = unit[0] if len(unit) == 1 else "\n\n".join(unit)
+        counted = self.ending.get(last)
+        if counted is None:
+            counted = self.ending[last] = self.chunk(last) + self.seam(last, "\n")
+        return total + counted
+
+    def _followed(self, text: str) -> int:
+        counted = self.followed.get(text)
+        if counted is None:
+            counted = self.followed[text] = self.chunk(text) + self.seam(text, "\n\n")
+        return counted
 
 
 def _tail(text: str) -> str:

@@ -259,7 +259,11 @@ def notes_in(blocks: Iterable[Node]) -> list[str]:
     stack = list(blocks)[::-1]
     while stack:
         node = stack.pop()
-        if isinstance(node, Text | Figure | Table) and node.notes:
+        if isinstance(node, Text):  # a run of text holds no nodes
+            if node.notes:
+                found.update(dict.fromkeys(node.notes))
+            continue
+        if isinstance(node, Figure | Table) and node.notes:
             found.update(dict.fromkeys(node.notes))
         stack.extend(child_nodes(node)[::-1])
     return list(found)
