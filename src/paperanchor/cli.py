@@ -200,7 +200,7 @@ async def _over_service(operation: operations.Operation, arguments: dict[str, An
     from paperanchor.settings import get_settings
 
     async with Runtime.build(get_settings()) as runtime:
-        return await operation.run(runtime.service, arguments, "cli")
+        return operations.value_of(await operation.run(runtime.service, arguments, "cli"))
 
 
 async def _fetch_all(references: list[str]) -> int:

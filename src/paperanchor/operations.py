@@ -546,7 +546,7 @@ async def _search_arxiv(svc: PaperService, a: Arguments, door: Door) -> shapes.S
     return await svc.search_arxiv(a.get("query"), **options)
 
 
-async def _bibtex(svc: PaperService, a: Arguments, door: Door) -> str:
+async def _bibtex(svc: PaperService, a: Arguments, door: Door) -> str | Served[str]:
     if a.get("papers") is not None:
         return await svc.bibtex(a["papers"])
     return await svc.references_bibtex(a["referencesOf"])

@@ -12,7 +12,7 @@ import logging
 import sys
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Final, Generic, Literal, Protocol, TypeVar, cast, overload
 from urllib.parse import quote
@@ -564,8 +564,8 @@ def cite_text(
     (quotes.py, which bounds the cost). `prefix` and `suffix`, the text a stored Cite had
     before and after the quote, tell apart passages that hold the same quote (contract §10). Without
     `reveal` (a paper whose text a public server may not serve, contract §12) no more text than the
-    quote is answered: `text` is the quote as given, and the closest passage is named by its
-    anchor only."""
+    quote is answered: `text` is the quote as given, `url` (a route refused there) null, and the
+    closest passage is named by its anchor only."""
     wanted = quotes.checked_quote(quote)
     before, after = _context_argument("prefix", prefix), _context_argument("suffix", suffix)
     passages = paper.quotable()
@@ -581,9 +581,11 @@ def cite_text(
         if found.match == "fuzzy":
             answer["score"] = int(found.score)
         if not reveal:
-            # the quote and where it is; the passage's context is the paper's text
+            # the quote and where it is; the passage's context is the paper's text, and its
+            # section's Markdown is refused here: no url of it (the permalink is where to read)
             answer["text"] = " ".join(str(quote).split())
             answer["prefix"], answer["suffix"], answer["textFragment"] = "", "", None
+            answer["url"] = None
         answer["status"] = "same" if found.match == "exact" else "edited"
         answer["confidence"] = confidence
         return answer
@@ -955,11 +957,14 @@ class PaperService:
             raise discovery.missing_error(missing)
         return bibtex.papers_bibtex([found[ref.idv] for ref in refs])
 
-    async def references_bibtex(self, paper: str) -> str:
-        """The paper's bibliography as BibTeX: arXiv papers from the API, the rest as parsed."""
+    async def references_bibtex(self, paper: str) -> Served[str]:
+        """The paper's bibliography as BibTeX: arXiv papers from the API, the rest as parsed; an
+        entry's arXiv id the page's, else S2's (as `references` answers it, contract §11),
+        `pending` while S2's may still come."""
         discovery = self._discovery()
-        view = await self.paper(paper)
-        references = view.document.references
+        asked = parse_ref(paper)
+        view = await self.paper(asked)
+        references, pending = await self._merged_references(view)
         arxiv_ids = list(dict.fromkeys(ref for r in references if (ref := _bare_arxiv(r.arxiv))))
         found: dict[str, Metadata] = {}
         for first in range(0, len(arxiv_ids), query.ID_LIST_MAX):
@@ -972,7 +977,8 @@ class PaperService:
                 # arXiv refused an id the reference list printed (its words): those references
                 # keep their parsed fields rather than the whole bibliography failing
                 log.info("references of %s: %s", view.meta.idv, exc.wire_text())
-        return await asyncio.to_thread(bibtex.references_bibtex, references, found)
+        text = await asyncio.to_thread(bibtex.references_bibtex, references, found)
+        return _served(text, asked, view, pending=pending)
 
     async def citations(self, paper: str, limit: object = None) -> Citations:
         """Who cites the paper (Semantic Scholar): `{paper, count, citations}`."""
@@ -1151,6 +1157,20 @@ class PaperService:
         answer = await asyncio.to_thread(references, view, reference_id)
         pending = await self._fill_arxiv(view, [answer])
         return _served(answer, ref, view, pending=pending)
+
+    async def _merged_references(self, view: Paper) -> tuple[list[Reference], bool]:
+        """The parsed bibliography with the arXiv ids S2 fills in (`references`' merge), so
+        the BibTeX of an entry names the id its JSON does; whether S2's may still come."""
+        answer = await asyncio.to_thread(references, view)
+        pending = await self._fill_arxiv(view, answer["references"])
+        # reference_json keeps the order of document.references: entry i is reference i
+        merged = [
+            replace(parsed, arxiv=entry["arxiv"])
+            if entry["arxivFrom"] == "semantic-scholar"
+            else parsed
+            for parsed, entry in zip(view.document.references, answer["references"], strict=True)
+        ]
+        return merged, pending
 
     async def _fill_arxiv(self, view: Paper, entries: list[shapes.Reference]) -> bool:
         """Give entries without an arXiv id the one of S2's references whose title matches

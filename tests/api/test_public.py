@@ -117,6 +117,26 @@ def test_a_non_exclusive_paper_keeps_its_structure_metadata_and_quote_check(clie
     )
 
 
+def test_every_url_a_public_servers_cite_answers_is_one_it_serves(public, client):
+    open_quote = " ".join(client.get(f"/{OPEN}/cite/S1.p1.json").json()["text"].split()[:12])
+    answers = []
+    for paper, quoted in ((CLOSED, CLOSED_QUOTE), (OPEN, open_quote)):
+        answers.append(client.get(f"/{paper}/cite.json", params={"text": quoted}).json())
+        tool = call(f"{public.url}/mcp", "cite", {"paper": paper, "text": quoted})
+        answers.append(tool.structured_content)
+    closed_rest, closed_mcp, open_rest, open_mcp = answers
+
+    # the section a closed paper's quote is in is refused here: no url of it, the permalink kept
+    refused = f"/{CLOSED}/sections/{closed_rest['anchor'].split('.')[0]}.md"
+    assert client.get(refused).status_code == 403
+    assert closed_rest["url"] is None and closed_mcp["url"] is None
+    assert closed_rest["permalink"] == f"https://arxiv.org/html/{CLOSED}#{closed_rest['anchor']}"
+    assert open_rest["url"] == open_mcp["url"] == f"{public.url}/{OPEN}/sections/S1.md"
+    for cited in answers:
+        if cited["url"] is not None:
+            assert client.get(cited["url"].removeprefix(public.url)).status_code == 200
+
+
 def test_a_licence_the_page_does_not_name_comes_from_the_arxiv_listing(client, replay_server):
     detail = forbidden_detail(client.get(f"/{LISTED}.md"))
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from pybtex.database import parse_string
 from rapidfuzz import fuzz, utils
 
 from paperanchor.discovery import s2
@@ -106,6 +107,52 @@ def test_references_of_a_corpus_paper_get_arxiv_ids_from_a_replayed_s2_answer(
     assert mcp is not None and mcp["references"] == rest
     assert one["arxiv"] == "1706.03762" and one["arxivFrom"] == "semantic-scholar"
     assert replay_server.count(target) == asked + 1  # one request, kept for the next calls
+
+
+def test_the_bibtex_of_the_references_names_the_arxiv_ids_s2_fills_in(
+    http: httpx.Client, replay_server: Any
+) -> None:
+    idv = "2404.30004v1"
+    replay_server.script(f"/html/{idv}", page(replay_server.corpus_page(PAGE)))
+    entries = [reference_json(r) for r in parsed(f"html/{PAGE}").references]
+    serve_paper(replay_server, idv, page(references_answer(entries)))
+    replay_server.answer_ids_from_recordings()  # the API has no entry of 1706.03762 recorded
+
+    listed = http.get(f"/{idv}/references.json").json()["references"]
+    answer = http.get(f"/{idv}/references.bib")
+
+    assert answer.status_code == 200, answer.text
+    bib = parse_string(answer.text, "bibtex").entries.values()
+    with_ids = {e.fields["eprint"]: e.fields["title"] for e in bib if "eprint" in e.fields}
+    json_ids = {e["arxiv"]: e["title"] for e in listed if e["arxiv"]}
+    assert json_ids == {"1706.03762": "Attention is All you Need"}
+    # the entry S2 gave an id to carries it as eprint; no other entry has one
+    assert list(with_ids) == ["1706.03762"] and "Attention" in with_ids["1706.03762"]
+    attention = next(e for e in bib if "eprint" in e.fields)
+    assert attention.fields["archivePrefix"] == "arXiv"
+
+
+def test_the_bibtex_of_the_references_is_revalidated_while_s2s_ids_may_still_come(
+    http: httpx.Client, replay_server: Any
+) -> None:
+    idv = "2404.30005v1"
+    replay_server.script(f"/html/{idv}", page(replay_server.corpus_page(PAGE)))
+    body = references_answer([reference_json(r) for r in parsed(f"html/{PAGE}").references])
+    serve_paper(replay_server, idv, slow(body, len(body) // 4 + 1, 0.8))  # 3.2 s: past the wait
+    replay_server.answer_ids_from_recordings()
+
+    first = http.get(f"/{idv}/references.bib")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        later = http.get(f"/{idv}/references.bib")
+        if "eprint" in later.text:
+            break
+        time.sleep(0.3)
+
+    assert first.status_code == 200 and "eprint" not in first.text
+    assert first.headers["cache-control"] == "no-cache"
+    assert "eprint = {1706.03762}" in later.text
+    assert later.headers["cache-control"] == "public, max-age=3600"
 
 
 def test_the_entries_the_page_gives_an_arxiv_id_say_so() -> None:

@@ -312,6 +312,9 @@ def _endpoint(
         media_type = MEDIA_TYPES[route.form]
         if route.caching == "paper":
             return answer(request, found, body, media_type)
+        if isinstance(found, Served) and found.pending:
+            # references.bib: the arXiv ids S2 may still give its entries (as references.json)
+            return etagged(request, body, media_type, REVALIDATE)
         return etagged(request, body, media_type, _caching(route.caching, given))
 
     endpoint.__name__ = endpoint.__qualname__ = route.name
