@@ -6,6 +6,7 @@ out) is the address the tests talk to.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import socket
@@ -68,6 +69,13 @@ class LiveServer:
 
     def client(self) -> httpx.Client:
         return httpx.Client(base_url=self.url, timeout=60, trust_env=False)
+
+    def stored(self) -> None:
+        """Wait until the papers the server answered before their store write are stored (a cold
+        paper's write follows its answer), so that a test may read the cache."""
+        loop = self.server.servers[0].get_loop()
+        papers = self.app.state.papers
+        asyncio.run_coroutine_threadsafe(papers.stored(), loop).result(STARTUP_S)
 
 
 @contextlib.contextmanager

@@ -248,6 +248,7 @@ def test_a_bad_pdf_is_the_same_clear_error_in_both_doors_and_nothing_is_cached(
     assert response.status_code == error["status"] == status
     assert f"{error['code']}: {error['detail']}".startswith(wire)
     assert result.is_error and _text(result).startswith(wire)
+    pdf_server.stored()
     papers = [key for key in cache_entries(pdf_server.settings.cache_dir) if paper in key]
     # a not-found is remembered for NOT_FOUND_TTL_S, as every source's "not here" is
     assert papers == ([f"missing:{paper}"] if status == 404 else [])
@@ -270,6 +271,7 @@ def test_a_failed_arxiv_rendering_and_no_ar5iv_page_serve_the_pdf_through_the_se
     fetched = [p for p in replay.paths() if not p.startswith(("/api/", "/graph/"))]
     assert fetched == [f"/html/{paper}", f"/ar5iv/html/{paper}", f"/pdf/{paper}"]
     # the PDF's tree only: nothing of the failed rendering
+    pdf_server.stored()
     keys = {key for key in cache_entries(pdf_server.settings.cache_dir) if paper in key}
     assert keys == {f"paper:{PARSER_VERSION}:{paper}"}
 
