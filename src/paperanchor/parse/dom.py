@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from lxml import etree
@@ -19,15 +18,26 @@ _NO_CLASSES: frozenset[str] = frozenset()
 CACHED_CLASS_CHARS = 256
 
 
-@functools.lru_cache(maxsize=8192)
+# A class attribute's split, bounded as the decisions are: a dict, where functools.lru_cache's
+# call cost more than the split it saved on a short attribute, and kept any attribute's length
+_CLASS_SETS: dict[str, frozenset[str]] = {}
+
+
 def _class_set(value: str) -> frozenset[str]:
-    return frozenset(value.split())
+    found = _CLASS_SETS.get(value)
+    if found is None:
+        found = frozenset(value.split())
+        if len(_CLASS_SETS) < 8192 and len(value) <= CACHED_CLASS_CHARS:
+            _CLASS_SETS[value] = found
+    return found
 
 
 def classes(el: HtmlElement) -> frozenset[str]:
     """An element's classes; pages repeat a few hundred class strings, so splits are cached."""
     value = el.get("class")
-    return _class_set(value) if value else _NO_CLASSES
+    if not value:
+        return _NO_CLASSES
+    return _CLASS_SETS.get(value) or _class_set(value)
 
 
 _LOCAL_TAGS: dict[str, str] = {}
