@@ -14,6 +14,7 @@ from starlette.routing import Route
 from paperanchor.api.single_exchange import SingleExchange
 from paperanchor.app import create_app
 from tests.api.conftest import settings_for
+from tests.asgi import asgi_request
 
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 LEGACY = {**HEADERS, "mcp-protocol-version": "2025-06-18"}
@@ -83,35 +84,14 @@ REQUESTS: list[tuple[dict[str, str], Any]] = [
 
 async def asgi_post(app: Any, headers: dict[str, str], body: bytes) -> tuple[int, str, bytes]:
     """One POST /mcp straight to an ASGI app: status, content type, body."""
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/mcp",
-        "raw_path": b"/mcp",
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"127.0.0.1:8000"), (b"content-length", str(len(body)).encode())]
+    sent = await asgi_request(
+        app,
+        "POST",
+        "/mcp",
+        [(b"content-length", str(len(body)).encode())]
         + [(key.encode(), value.encode()) for key, value in headers.items()],
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-        "state": {},
-    }
-    messages = [{"type": "http.request", "body": body, "more_body": False}]
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        if messages:
-            return messages.pop()
-        await asyncio.Event().wait()  # the client stays until the answer is complete
-        raise AssertionError
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    await app(scope, receive, send)
+        body,
+    )
     start = sent[0]
     kind = dict(start["headers"]).get(b"content-type", b"").decode()
     return start["status"], kind, b"".join(m.get("body", b"") for m in sent[1:])

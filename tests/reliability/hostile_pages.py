@@ -170,6 +170,20 @@ def math_labels(count: int = 2_000) -> bytes:
     return _page(body)
 
 
+def year_digits(pairs: int = 1_000_000) -> bytes:
+    """A bibliography entry of 2,000,000 characters of "2020…", each "20" a place a year could
+    start and none of them one: the entry's last year is looked for from its end."""
+    items = (
+        "<li class='ltx_bibitem' id='bib.bib1'><span class='ltx_tag ltx_tag_bibitem'>[1]</span>"
+        f"<span class='ltx_bibblock'>A. Name, {'20' * pairs}</span></li>"
+    )
+    body = _section("S1", "1", "Text", "<p class='ltx_p'>Body.</p>") + (
+        "<section class='ltx_bibliography' id='bib'><h2 class='ltx_title'>References</h2>"
+        f"<ul class='ltx_biblist'>{items}</ul></section>"
+    )
+    return _page(body)
+
+
 def crowded_head(count: int = 100_000) -> bytes:
     """A head of 100,000 canonical links and og:url metas, each naming another site."""
     head = (
@@ -225,6 +239,7 @@ PAGES: dict[str, Callable[[], bytes]] = {
     "ampersand-authors": ampersand_authors,
     "math-labels": math_labels,
     "crowded-head": crowded_head,
+    "year-digits": year_digits,
 }
 
 

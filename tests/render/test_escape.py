@@ -4,9 +4,12 @@ yields the paper's words and no element or URL scheme the paper did not put ther
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from lxml import etree, html
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
@@ -14,7 +17,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 
 from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse import parse_document
-from paperanchor.render.escape import escape_text, safe_url
+from paperanchor.render.escape import ESCAPE_MAY_CHANGE, escape_text, safe_url
 from tests.corpus_pages import PAPER_PAGES, fixture_path, parsed
 
 RENDERER = (
@@ -136,3 +139,29 @@ def test_links_and_images_of_other_schemes_are_dropped_and_their_text_kept() -> 
 def test_escaping_is_idempotent_on_text_that_needs_none() -> None:
     plain = "Plain words, numbers 1.5 and [12] citations (2017) stay as they are."
     assert escape_text(plain) == plain
+
+
+# the characters that take part in escaping, with letters, digits, spaces and brackets between
+_MARKED_TEXT = st.text(alphabet="\\`*~$<&_[]()^#-+>!a1 \u00e9", max_size=12)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_MARKED_TEXT)
+@example("[12] and (2017) ]x [x")
+@example("a_b")
+def test_text_the_parser_takes_as_its_own_markdown_is_what_escaping_returns(text: str) -> None:
+    # the parser keeps a run of words without a match of ESCAPE_MAY_CHANGE as its Markdown
+    # (inline.py): escaping must leave every such run as it is
+    if re.search(ESCAPE_MAY_CHANGE, text) is None:
+        assert escape_text(text) == text
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_MARKED_TEXT)
+@example("a_b _c")
+@example("x ] [")
+def test_a_long_text_is_escaped_as_its_short_pieces_are(text: str) -> None:
+    # a long text is tested for marks character by character, a short one by a regex: spaces
+    # before a text change nothing that escaping does, and make it long
+    pad = " " * 60
+    assert escape_text(pad + text) == pad + escape_text(text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 import threading
 from typing import Any
@@ -78,6 +79,25 @@ def _parsers() -> tuple[etree.HTMLParser, etree.HTMLParser]:
     return pair
 
 
+# Pieces of the page decoded at a time to check that it is UTF-8: one string of the whole page
+# cost half as much again (its memory, four bytes a character on a page of math symbols).
+_UTF8_CHECK_BYTES = 1 << 16
+
+
+def _is_utf8(html: bytes) -> bool:
+    if html.isascii():  # stops at the first byte that is not
+        return True
+    decode = codecs.getincrementaldecoder("utf-8")().decode
+    view = memoryview(html)
+    try:
+        for start in range(0, len(html), _UTF8_CHECK_BYTES):
+            decode(view[start : start + _UTF8_CHECK_BYTES])
+        decode(b"", True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _root(html: bytes) -> tuple[HtmlElement, bool]:
     """The page's root element, and whether the page is UTF-8."""
     # anchored at the start: `sub` would try the pattern at every byte of the page
@@ -87,11 +107,8 @@ def _root(html: bytes) -> tuple[HtmlElement, bool]:
     if not html or html.isspace():  # no copy of the page, as `strip` makes
         raise ParseError("the page is empty")
     utf8, guess = _parsers()
-    try:
-        html.decode("utf-8")
-        parser = utf8
-    except UnicodeDecodeError:
-        parser = guess  # not UTF-8: let libxml2 follow the page's meta charset
+    # not UTF-8: let libxml2 follow the page's meta charset
+    parser = utf8 if _is_utf8(html) else guess
     try:
         root = etree.fromstring(html, parser)
     except (etree.ParserError, etree.XMLSyntaxError, ValueError) as exc:
@@ -135,7 +152,7 @@ def parse_document(html: bytes | str, base_url: str = "") -> Document:
     ctx = ParseContext(
         base_url=effective_base,
         section_errors=count_section_errors(page.errors),
-        bib_numbers=_bib_numbers(document, raw, labels),
+        bib_numbers=_bib_numbers(page.biblists, labels),
         bib_labels=labels,
         abstract=page.abstract,
     )
@@ -146,35 +163,10 @@ def parse_document(html: bytes | str, base_url: str = "") -> Document:
         raise ParseError("the page nests its elements too deeply to read") from None
 
 
-# The class attributes tested, then their elements' tags (scan._ByClass: a test on every
-# element cost 1.6 times as much on agd, whose broken conversion nests its bibliography)
-_BIBLISTS = etree.XPath("descendant::*/@class[contains(., 'ltx_biblist')]/..")
-
-
-def _bib_numbers(
-    document: HtmlElement, raw: bytes, labels: dict[Any, str]
-) -> dict[str, tuple[str, str]]:
+def _bib_numbers(biblists: list[HtmlElement], labels: dict[Any, str]) -> dict[str, tuple[str, str]]:
     """Each bibliography entry's number and printed label, read before the body."""
     numbers: dict[str, tuple[str, str]] = {}
-    if b"ltx_biblist" not in raw:
-        return numbers
-    # LaTeXML puts the bibliography at the top level: its lists are found without a search
-    # of the whole page (which cost as much as a tenth of libxml2's parse); a broken
-    # conversion that nested it elsewhere is searched.
-    lists = [
-        child
-        for section in document
-        if type(section.tag) is str and "ltx_bibliography" in classes(section)
-        for child in section
-        if type(child.tag) is str and "ltx_biblist" in classes(child)
-    ]
-    if not lists:
-        lists = [
-            el
-            for el in _BIBLISTS(document)
-            if el.tag in ("ul", "ol") and "ltx_biblist" in classes(el)
-        ]
-    for biblist in lists:
+    for biblist in biblists:
         for entry_id, number in entry_numbers(biblist, labels).items():
             numbers.setdefault(entry_id, number)
     return numbers

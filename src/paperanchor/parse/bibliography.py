@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from lxml import etree
+
 from paperanchor.parse.context import ParseContext
 from paperanchor.parse.dom import HtmlElement, children, classes, printed_text, tag_of
 from paperanchor.parse.inline import inline_of
@@ -53,11 +55,15 @@ def entry_numbers(biblist: HtmlElement, labels: dict[Any, str]) -> dict[str, tup
     which `parse_entry` then need not read again."""
     numbers: dict[str, tuple[str, str]] = {}
     position = 0
-    for item in children(biblist):
+    for item in biblist.iterchildren(etree.Element):
         if tag_of(item) != "li":
             continue
         position += 1
-        label = next((printed_text(c) for c in children(item) if "ltx_tag" in classes(c)), "")
+        label = ""
+        for child in item.iterchildren(etree.Element):  # the label opens the entry
+            if "ltx_tag" in classes(child):
+                label = printed_text(child)
+                break
         labels[item] = label
         item_id = item.get("id")
         if item_id:
@@ -165,13 +171,40 @@ def _year(label: str, text: str, arxiv: str | None, doi: str | None) -> str | No
             cleaned = cleaned.replace(noise, " ")
     if "http" in cleaned:
         cleaned = _URL.sub(" ", cleaned)
-    years = _YEAR.findall(cleaned)
+    return _last_year(cleaned)
+
+
+def _last_year(text: str) -> str | None:
+    """The last of `_YEAR.findall(text)`, found from the end: no match of _YEAR can start
+    inside another (its digits follow a digit, its letter is no digit), so the last match is
+    the one at the last place where the pattern matches, and only the places where "18",
+    "19" or "20" is are tried (a scan of the whole entry cost a tenth of its fields). Each
+    prefix is looked for backwards from where it was last found, so that the text is read
+    once for each; past a few places that are no year ("2020…" over a whole hostile entry)
+    the whole text is scanned in C as before."""
+    match = _YEAR.match
+    places = {prefix: text.rfind(prefix) for prefix in _YEAR_PREFIXES}
+    for _ in range(_YEAR_TRIES):
+        prefix = max(places, key=places.__getitem__)
+        start = places[prefix]
+        if start < 0:
+            return None
+        found = match(text, start)
+        if found is not None:
+            return found.group(1)
+        places[prefix] = text.rfind(prefix, 0, start + 1)  # the one before this one
+    years = _YEAR.findall(text)
     return years[-1] if years else None
+
+
+_YEAR_PREFIXES = ("18", "19", "20")
+# Real entries have a few places that are no year after their last one (pages, DOIs, ids)
+_YEAR_TRIES = 32
 
 
 def _authors(block: str) -> tuple[str, ...]:
     """Names from the first block: `A. Vaswani, N. Shazeer, and N. Parmar` or `Vaswani, A., …`."""
-    block = _ET_AL.sub("", block).strip(_TRAILING)
+    block = _without_et_al(block).strip(_TRAILING)
     if not block:
         return ()
     parts = [p.strip(_TRAILING) for p in _AUTHOR_SPLIT.split(block)]  # _TRAILING has " "
@@ -180,6 +213,9 @@ def _authors(block: str) -> tuple[str, ...]:
     index = 0
     if all(" " in part for part in parts[:-1]):
         # whole names only ("Aman Madaan"): no part is a surname that initials follow
+        head = parts[:-1]  # names with a space, so longer than one character
+        if not _has_digit(" ".join(head)):  # one test where no digit is (a year ends a block)
+            return (*head, *(n for n in parts[-1:] if len(n) > 1 and not _has_digit(n)))
         index, names = len(parts), parts
     while index < len(parts):
         part = parts[index]
@@ -197,6 +233,13 @@ def _authors(block: str) -> tuple[str, ...]:
         names.append(part)
         index += 1
     return tuple(n for n in names if len(n) > 1 and not _has_digit(n))
+
+
+def _without_et_al(text: str) -> str:
+    # the pattern is tried only where its first two letters are (most author lists)
+    if "et" in text or "Et" in text or "ET" in text or "eT" in text:
+        return _ET_AL.sub("", text)
+    return text
 
 
 _ASCII_DIGIT = re.compile(r"[0-9]")
@@ -249,7 +292,7 @@ def _leading_names(text: str) -> tuple[str, ...]:
         return _name_first(segments)
     names: list[str] = []
     for segment in segments:
-        segment = _ET_AL.sub("", segment).strip(_TRAILING)
+        segment = _without_et_al(segment).strip(_TRAILING)
         if _is_initials_first(segment):
             names.append(segment)
             continue
@@ -284,11 +327,15 @@ def _name_first(segments: list[str]) -> tuple[str, ...]:
 
 def _is_initials_first(segment: str) -> bool:
     """`A. B. Name`, `L.-J. Li`, `C. C. de Visser`, `G. J. Van Ryzin`, `J. Smith Jr.`"""
+    if not "A" <= segment.lstrip()[:1] <= "Z":  # no initial opens it (the title, mostly)
+        return False
     words = segment.split()
     index = 0
-    while index < len(words) and _INITIAL.fullmatch(words[index]):
+    count = len(words)
+    initial = _INITIAL.fullmatch
+    while index < count and initial(words[index]):
         index += 1
-    return index > 0 and _is_name_words(words[index:])
+    return index > 0 and _is_name_words(words, index)
 
 
 def _is_surname(segment: str) -> bool:
@@ -296,16 +343,22 @@ def _is_surname(segment: str) -> bool:
     return _is_name_words(segment.split())
 
 
-def _is_name_words(words: list[str]) -> bool:
-    while words and words[0] in _PARTICLES:
-        words = words[1:]
-    while words and words[-1] in _SUFFIXES:
-        words = words[:-1]
-    return 0 < len(words) <= 3 and all(
-        word[0].isupper()
-        and (word.isalpha() or ("." not in word and all(c.isalpha() or c in "-'’" for c in word)))
-        for word in words
-    )
+def _is_name_words(words: list[str], start: int = 0) -> bool:
+    """Whether `words[start:]` are a name: at most three capitalised words of letters, hyphens
+    and apostrophes, besides particles before them and suffixes after."""
+    end = len(words)
+    while start < end and words[start] in _PARTICLES:
+        start += 1
+    while start < end and words[end - 1] in _SUFFIXES:
+        end -= 1
+    if not 0 < end - start <= 3:
+        return False
+    for word in words[start:end]:
+        if not word[0].isupper():
+            return False
+        if not word.isalpha() and ("." in word or not all(c.isalpha() or c in "-'’" for c in word)):
+            return False
+    return True
 
 
 def _title(blocks: list[str]) -> str | None:

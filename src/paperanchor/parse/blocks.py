@@ -209,9 +209,13 @@ def _block_kind(tag: str, cls: frozenset[str]) -> int:
     return _BLOCK_IF_DISPLAY if tag == "math" else _NOT_BLOCK
 
 
-def blocks_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block]:
-    """The blocks an element stands for: itself if it is a block, else its children's."""
-    shape = _shape(el)
+def blocks_of(
+    el: HtmlElement, ctx: ParseContext, parent_id: str, shape: _Shape | None = None
+) -> list[Block]:
+    """The blocks an element stands for: itself if it is a block, else its children's
+    (`shape`: its `_shape`, when the caller has it)."""
+    if shape is None:
+        shape = _shape(el)
     if shape.skipped:
         return []
     element_id = el.get("id")
@@ -225,7 +229,7 @@ def blocks_of(el: HtmlElement, ctx: ParseContext, parent_id: str) -> list[Block]
     try:
         if shape.tag == "svg":
             return picture_blocks(el, ctx, parent_id, container_blocks)
-        block = block_of(el, ctx, parent_id, shape)
+        block = block_of(el, ctx, parent_id, shape, element_id)
         if block is None:
             return container_blocks(el, ctx, parent_id)
     finally:
@@ -261,10 +265,13 @@ def container_blocks(
                 out.append(text)
             loose.clear()
 
-    if el.text and el.text.strip():
-        loose.append(el.text)
+    # each text, tail and attribute read from lxml once: a read is a trip into the C tree, several
+    # times the cost of the Python around it
+    text = el.text
+    if text and text.strip():
+        loose.append(text)
     for child in el:
-        if isinstance(child.tag, str):
+        if type(child.tag) is str:
             taken = own(child) if own is not None else None
             shape = _shape(child)
             if taken is not None:
@@ -272,17 +279,18 @@ def container_blocks(
                 out.extend(taken)
             elif _is_block_element(child, ctx, shape):
                 flush()
-                out.extend(blocks_of(child, ctx, parent_id))
+                out.extend(blocks_of(child, ctx, parent_id, shape))
             elif shape.tag == "svg":
                 # a box of text is blocks in place; a drawing's labels are not read (pictures.py)
-                boxed = blocks_of(child, ctx, parent_id)
+                boxed = blocks_of(child, ctx, parent_id, shape)
                 if boxed:
                     flush()
                     out.extend(boxed)
             else:  # not skipped: `_is_block_element` takes what is skipped as a block
                 loose.append(child)
-        if child.tail and child.tail.strip():
-            loose.append(child.tail)
+        tail = child.tail
+        if tail and tail.strip():
+            loose.append(tail)
     flush()
     return out
 
@@ -310,8 +318,11 @@ def _is_block_element(el: HtmlElement, ctx: ParseContext, shape: _Shape) -> bool
     )
 
 
-def block_of(el: HtmlElement, ctx: ParseContext, parent_id: str, shape: _Shape) -> Block | None:
-    """One element as a block, or None when it is a container to look into."""
+def block_of(
+    el: HtmlElement, ctx: ParseContext, parent_id: str, shape: _Shape, element_id: str | None
+) -> Block | None:
+    """One element as a block, or None when it is a container to look into; `element_id` is
+    its id attribute, read by the caller."""
     tag = shape.tag
     cls = shape.cls
     reading = shape.reading
@@ -320,13 +331,13 @@ def block_of(el: HtmlElement, ctx: ParseContext, parent_id: str, shape: _Shape) 
     if reading == _SECTION:
         return parse_section(el, ctx, parent_id, blocks_of, container_blocks)
     if reading == _PARA:
-        para_id = el.get("id") or ctx.positional_id(parent_id, "p")
+        para_id = element_id or ctx.positional_id(parent_id, "p")
         return Paragraph(para_id, tuple(container_blocks(el, ctx, para_id)))
     if reading == _TEXT:
         content, cites, notes = inline_of(el, ctx)
-        return Text(el.get("id") or ctx.positional_id(parent_id, "t"), content, cites, notes)
+        return Text(element_id or ctx.positional_id(parent_id, "t"), content, cites, notes)
     if reading == _EQUATION_TABLE:
-        if _EQUATION_ID.search(el.get("id") or ""):
+        if _EQUATION_ID.search(element_id or ""):
             # a numbered multi-line equation: one number, rows that merely continue it
             return parse_equation(el, ctx, parent_id)
         return parse_group(el, ctx, parent_id)
@@ -345,10 +356,10 @@ def block_of(el: HtmlElement, ctx: ParseContext, parent_id: str, shape: _Shape) 
             return None  # a broken conversion swallowed the document into a listing
         return _code(el, ctx, parent_id)
     if reading == _QUOTE:
-        quote_id = el.get("id") or ctx.positional_id(parent_id, "q")
+        quote_id = element_id or ctx.positional_id(parent_id, "q")
         return Quote(quote_id, tuple(container_blocks(el, ctx, quote_id)))
     if reading == _MATH:
-        return Equation(el.get("id") or ctx.positional_id(parent_id, "eq"), None, math_tex(el))
+        return Equation(element_id or ctx.positional_id(parent_id, "eq"), None, math_tex(el))
     if reading == _NOTE:
         return _loose_note(el, ctx, parent_id)
     return None
@@ -380,14 +391,15 @@ def _theorem(el: HtmlElement, cls: frozenset[str], ctx: ParseContext, parent_id:
     label_el = None
     rest: list[Block] = []
     for child in children(el):
+        shape = _shape(child)
         if (
             label_el is None
-            and tag_of(child) in ("h2", "h3", "h4", "h5", "h6")
-            and "ltx_title" in classes(child)
+            and shape.tag in ("h2", "h3", "h4", "h5", "h6")
+            and "ltx_title" in shape.cls
         ):
             label_el = child
             continue
-        rest.extend(blocks_of(child, ctx, block_id))
+        rest.extend(blocks_of(child, ctx, block_id, shape))
     label = inline_of(label_el, ctx)[0] if label_el is not None else Inline("", "")
     return Theorem(block_id, kind, label, tuple(rest))
 
@@ -410,21 +422,15 @@ def _list(
         pending_tag = ""
         content: list[Block] = []
         for part in children(child):
-            if not item_tag and "ltx_tag" in classes(part) and tag_of(part) == "span":
+            shape = _shape(part)
+            if not item_tag and "ltx_tag" in shape.cls and shape.tag == "span":
                 item_tag = text_of(part)
                 continue
-            content.extend(blocks_of(part, ctx, item_id))
-        if child.text and child.text.strip():
-            content.insert(
-                0,
-                Text(
-                    ctx.positional_id(item_id, "t"),
-                    Inline(
-                        escape_line_start(escape_text(squash(child.text).strip())),
-                        squash(child.text).strip(),
-                    ),
-                ),
-            )
+            content.extend(blocks_of(part, ctx, item_id, shape))
+        lead = squash(child.text or "").strip()
+        if lead:
+            lead_id = ctx.positional_id(item_id, "t")
+            content.insert(0, Text(lead_id, Inline(escape_line_start(escape_text(lead)), lead)))
         items.append(ListItem(item_id, item_tag, tuple(content)))
     ordered = tag == "ol" or "ltx_enumerate" in cls
     return ListBlock(list_id, ordered, tuple(items))

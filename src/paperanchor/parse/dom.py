@@ -73,7 +73,9 @@ def math_tex(el: HtmlElement) -> str:
         if semantics.tag != "semantics" and tag_of(semantics) != "semantics":  # the first test
             continue  # is the HTML parser's tag, the second any namespace or case
         for node in reversed(semantics):
-            if node.get("encoding") == TEX and tag_of(node) == "annotation":
+            if node.get("encoding") == TEX and (
+                node.tag == "annotation" or tag_of(node) == "annotation"
+            ):
                 return (node.text or "").strip()
     return (el.get("alttext") or "").strip()
 

@@ -10,7 +10,6 @@ from paperanchor.parse.dom import (
     CHROME_CLASSES,
     CHROME_TAGS,
     HtmlElement,
-    classes,
     math_tex,
     printed_text,
     squash,
@@ -19,11 +18,13 @@ from paperanchor.parse.dom import (
 )
 from paperanchor.parse.pictures import text_boxes
 from paperanchor.render.escape import (
+    ESCAPE_MAY_CHANGE,
     destination,
     escape_label,
     escape_line_start,
     escape_text,
     math_markdown,
+    may_need_escape,
     note_label,
     safe_url,
 )
@@ -138,7 +139,7 @@ def _text_only(raw: str | None, ctx: ParseContext) -> Inline:
             return EMPTY
         raw = cleaned
     words = squash(raw)
-    if _PLAIN_RUN.search(words) is None:  # nothing to escape; squashed, so tidy only strips
+    if _plain(words):  # nothing to escape; squashed, so tidy only strips
         text = words.strip()
         return Inline(escape_line_start(text), text) if text else EMPTY
     markdown = tidy(escape_text(words))
@@ -177,11 +178,11 @@ def _content(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
         tag = child.tag
         if type(tag) is str:
             class_value = child.get("class")
-            kind, marker = _KINDS.get((tag, class_value)) or _kind(tag, class_value)
+            kind, marker, cls = _KINDS.get((tag, class_value)) or _kind(tag, class_value)
             if kind == _ERROR:
                 if tail:
                     tail = without_error_arguments(tail)
-            elif kind != _SKIPPED and not (skip and not classes(child).isdisjoint(skip)):
+            elif kind != _SKIPPED and not (skip and not cls.isdisjoint(skip)):
                 if ctx.inline_depth >= MAX_INLINE_DEPTH:
                     out.add_text(text_of(child))  # deeper than any real page: its words
                 elif kind == _PLAIN and marker is None and not len(child):
@@ -195,7 +196,7 @@ def _content(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozen
                         if kind == _PLAIN and marker is None:
                             _content(child, ctx, out, skip)  # a span of text: its content
                         else:
-                            _markup(child, kind, marker, ctx, out, skip)
+                            _markup(child, kind, marker, cls, ctx, out, skip)
                     finally:
                         ctx.inline_depth -= 1
         if tail:
@@ -216,9 +217,28 @@ _ERROR_OPTIONS = re.compile(r"\s*\[(?:HTML\]\s*[0-9A-Fa-f]{6}(?![0-9A-Za-z])|[^\
 _ERROR_INTERNAL = re.compile(r"\s*[A-Za-z]{1,40}@[A-Za-z@]{1,40}(?![.\w])")
 
 
-# What escape_text or the debris rules would act on in a squashed run of text: a mark, a
-# backslash or an "@"
-_PLAIN_RUN = re.compile(r"[\\`*<~$\]&_\[@]")
+# What escape_text or the debris rules (a backslash, an "@") may act on in a squashed run of text
+_PLAIN_RUN = re.compile(f"{ESCAPE_MAY_CHANGE}|@")
+
+
+# the characters the patterns begin with, as one set: the alternatives above scan four times
+# slower than a set, and most runs hold none of these characters
+_MARK_CHARS = re.compile(r"[\\`*~$<&_@\[\]]")
+_SHORT_RUN = 48  # escape._LONG_TEXT: a longer run is asked character by character
+
+
+def _plain(words: str) -> bool:
+    """Whether a squashed run of text is its own Markdown and holds no conversion debris."""
+    if len(words) < _SHORT_RUN:
+        if _MARK_CHARS.search(words) is None:  # one scan, without the calls below
+            return True
+    elif "@" not in words and not may_need_escape(words):
+        return True
+    return _PLAIN_RUN.search(words) is None
+
+
+# the characters that would open a link after a "]" (add_text)
+_OPENERS = frozenset("([")
 
 
 def _words(raw: str, ctx: ParseContext, out: InlineResult) -> None:
@@ -226,10 +246,14 @@ def _words(raw: str, ctx: ParseContext, out: InlineResult) -> None:
     # add_text's work, done here for a run that needs no escape and holds no debris (nine runs
     # in ten): its squashed words are its Markdown
     words = raw if "  " not in raw and raw.isprintable() else squashed(raw)
-    if _PLAIN_RUN.search(words) is None and words[:1] != "(":  # "(" may follow "]" (add_text)
-        if out.opens_with_text is None and words.strip():
+    if _plain(words):
+        if out.opens_with_text is None and words and not words.isspace():
             out.opens_with_text = True
-        out.md.append(words)
+        md = out.md
+        if words[:1] in _OPENERS and md and md[-1].endswith("]"):
+            md.append("\\" + words)  # as add_text does
+        else:
+            md.append(words)
         out.text.append(words)
         return
     if not out.code and ("\\" in raw or "@" in raw):
@@ -268,10 +292,12 @@ def without_error_arguments(tail: str) -> str:
 _PLAIN, _SKIPPED, _MATH, _NOTE, _BR, _IMG, _CITE, _LINK, _CELL, _PICTURE, _ERROR = range(11)
 
 
-_KINDS: dict[tuple[str, str | None], tuple[int, str | None]] = {}
+# (kind, emphasis marker, classes): the classes too, so that no reading asks lxml for them again
+_Kind = tuple[int, str | None, frozenset[str]]
+_KINDS: dict[tuple[str, str | None], _Kind] = {}
 
 
-def _kind(raw_tag: str, class_value: str | None) -> tuple[int, str | None]:
+def _kind(raw_tag: str, class_value: str | None) -> _Kind:
     found = _KINDS.get((raw_tag, class_value))
     if found is None:
         found = _decide_kind(raw_tag, class_value)
@@ -280,9 +306,14 @@ def _kind(raw_tag: str, class_value: str | None) -> tuple[int, str | None]:
     return found
 
 
-def _decide_kind(raw_tag: str, class_value: str | None) -> tuple[int, str | None]:
+def _decide_kind(raw_tag: str, class_value: str | None) -> _Kind:
     tag = raw_tag.rpartition("}")[2].rpartition(":")[2].lower()
     cls = frozenset(class_value.split()) if class_value else frozenset()
+    kind, marker = _kind_of(tag, cls)
+    return kind, marker, cls
+
+
+def _kind_of(tag: str, cls: frozenset[str]) -> tuple[int, str | None]:
     if tag in _SKIP_TAGS or not cls.isdisjoint(CHROME_CLASSES):
         return _SKIPPED, None
     if "ltx_ERROR" in cls:
@@ -308,17 +339,17 @@ def _decide_kind(raw_tag: str, class_value: str | None) -> tuple[int, str | None
 
 def _element(el: HtmlElement, ctx: ParseContext, out: InlineResult, skip: frozenset[str]) -> bool:
     """Render one element into `out`; whether it was a conversion error."""
-    kind, marker = _kind(el.tag, el.get("class"))
+    kind, marker, cls = _kind(el.tag, el.get("class"))
     if kind == _ERROR:
         return True
-    if kind == _SKIPPED or (skip and not classes(el).isdisjoint(skip)):
+    if kind == _SKIPPED or (skip and not cls.isdisjoint(skip)):
         return False
     if ctx.inline_depth >= MAX_INLINE_DEPTH:
         out.add_text(text_of(el))  # deeper than any real page: its words, without recursion
         return False
     ctx.inline_depth += 1
     try:
-        _markup(el, kind, marker, ctx, out, skip)
+        _markup(el, kind, marker, cls, ctx, out, skip)
     finally:
         ctx.inline_depth -= 1
     return False
@@ -328,6 +359,7 @@ def _markup(
     el: HtmlElement,
     kind: int,
     marker: str | None,
+    cls: frozenset[str],
     ctx: ParseContext,
     out: InlineResult,
     skip: frozenset[str],
@@ -336,7 +368,7 @@ def _markup(
         _math(el, out)
         return
     if kind == _NOTE:
-        _note(el, classes(el), ctx, out)
+        _note(el, cls, ctx, out)
         return
     if kind == _BR:
         out.add(" ")
@@ -360,7 +392,7 @@ def _markup(
             ctx.cite_bracketed = outer
         return
     if kind == _LINK:
-        _link(el, classes(el), ctx, out, skip)
+        _link(el, cls, ctx, out, skip)
         return
     if kind == _CELL:
         out.add(" ")
@@ -417,7 +449,7 @@ def _math(el: HtmlElement, out: InlineResult) -> None:
             _MATH_MARKDOWN[tex] = markdown
     if not markdown:  # `$$` would open a display
         return
-    if el.get("display") == "block" and not out.cell:
+    if not out.cell and el.get("display") == "block":
         out.add(f" $${markdown}$$ ", f"${markdown}$")
     else:
         out.add(f"${markdown}$")

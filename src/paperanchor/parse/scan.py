@@ -93,6 +93,8 @@ class PageScan:
     generator: str | None = None
     license: HtmlElement | None = None
     watermark: HtmlElement | None = None
+    biblists: list[HtmlElement] = field(default_factory=list)
+    """The bibliography's entry lists (`ul`/`ol.ltx_biblist`), in document order."""
 
 
 def _shallow(top: HtmlElement, depth: int) -> list[HtmlElement]:
@@ -152,6 +154,9 @@ def _find_document(top: HtmlElement, raw: bytes, found: PageScan) -> None:
     level = [(c, False) for c in top if type(c.tag) is str]
     for _ in range(_DOCUMENT_DEPTH):
         below: list[tuple[HtmlElement, bool]] = []
+        # once both are found, chrome holds nothing more to look for (an arXiv page's
+        # header, banners and footer are most of a short page's top levels)
+        into_chrome = found.license is None or found.watermark is None
         for el, in_chrome in level:
             element_id = el.get("id")
             if element_id == "license-tr" and found.license is None:
@@ -159,6 +164,8 @@ def _find_document(top: HtmlElement, raw: bytes, found: PageScan) -> None:
             elif element_id == "watermark-tr" and found.watermark is None:
                 found.watermark = el
             chrome = in_chrome or is_chrome(el)
+            if chrome and not into_chrome:
+                continue
             if "ltx_document" in classes(el):
                 if not chrome:
                     candidates.append(el)
@@ -244,7 +251,22 @@ def scan(root: HtmlElement, raw: bytes) -> PageScan:
         names.append("ltx_keywords")
     if b"ltx_ERROR" in raw:
         names.append("ltx_ERROR")
+    if b"ltx_biblist" in raw:
+        # LaTeXML puts the bibliography at the top level: its lists are found without a search
+        # of the whole page (which cost as much as a tenth of libxml2's parse); a broken
+        # conversion that nested it elsewhere has it searched with the rest, in the same scan
+        found.biblists = [
+            child
+            for section in document
+            if type(section.tag) is str and "ltx_bibliography" in classes(section)
+            for child in section
+            if type(child.tag) is str and "ltx_biblist" in classes(child)
+        ]
+        if not found.biblists:
+            names.append("ltx_biblist")
     anywhere = _by_classes(document, tuple(names))
+    if "ltx_biblist" in anywhere:
+        found.biblists = [el for el in anywhere["ltx_biblist"] if el.tag in ("ul", "ol")]
     if "ltx_creator" in anywhere:
         found.authors = [el for el in anywhere["ltx_creator"] if "ltx_role_author" in classes(el)]
     if "ltx_abstract" in anywhere:

@@ -10,7 +10,6 @@ from paperanchor.parse.context import MAX_BLOCK_DEPTH, BlocksOf, ContainerOf, Pa
 from paperanchor.parse.dom import (
     CACHED_CLASS_CHARS,
     HtmlElement,
-    children,
     classes,
     tag_of,
     text_of,
@@ -126,8 +125,12 @@ def parse_section(
         kind = "unnumbered"
     else:
         base_level = _LEVELS.get(kind, 0)
+    # the children read from lxml once, for the heading, the loose text and the walk (each read
+    # of the C tree costs several times the Python around it)
+    nodes = list(el)
+    elements = [c for c in nodes if type(c.tag) is str]
     title_el = next(
-        (c for c in children(el) if tag_of(c) in _HEADINGS and "ltx_title" in classes(c)), None
+        (c for c in elements if tag_of(c) in _HEADINGS and "ltx_title" in classes(c)), None
     )
     errors = ctx.section_errors.get(el, 0)
     residue_before = ctx.residue
@@ -144,12 +147,12 @@ def parse_section(
         return None
 
     content: list[Block] = []
-    if _has_loose_text(el):
+    if _has_loose_text(el, nodes):
         # text written straight into the section (AASTeX's \acknowledgments, a run-in unit):
         # read as a container so that it stays with the inline markup around it
         content = container(el, ctx, section_id, own)
     else:
-        for child in children(el):
+        for child in elements:
             taken = own(child)
             content.extend(taken if taken is not None else blocks_of(child, ctx, section_id))
     tag_text = ""
@@ -175,10 +178,11 @@ def parse_section(
     )
 
 
-def _has_loose_text(el: HtmlElement) -> bool:
-    if el.text and el.text.strip():
+def _has_loose_text(el: HtmlElement, nodes: list[HtmlElement]) -> bool:
+    text = el.text
+    if text and text.strip():
         return True
-    return any(child.tail and child.tail.strip() for child in el)
+    return any((tail := child.tail) and tail.strip() for child in nodes)
 
 
 _ACKNOWLEDGEMENTS = Inline("Acknowledgements", "Acknowledgements")
