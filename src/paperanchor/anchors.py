@@ -209,6 +209,10 @@ class AnchorIndex:
 
     def quick(self, anchor: str) -> str | None:
         """The node id `anchor` names, found without fuzzy matching, or None."""
+        if anchor in self.nodes:
+            # the exact id first: a hostile page's id may end in white space (LaTeXML's never
+            # do), and every id the outline lists must read its own node
+            return anchor
         key = anchor.strip()
         node_id = (
             (key if key in self.nodes else self.aliases.get(key) or self.slugs.get(key))

@@ -4,6 +4,7 @@ and each of its error codes in the route's wire form."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -14,6 +15,8 @@ from paperanchor.errors import internal
 from paperanchor.render.markdown import tokens_of
 from tests.api.conftest import FIXTURE_HTML, LEGACY, settings_for
 from tests.api.live import live_server
+from tests.api.test_mcp import call, text_of
+from tests.reliability.hostile_pages import SPACED_IDS, spaced_ids
 from tests.replay import huge, random_bytes, status
 
 JSON_TYPE = "application/json"
@@ -366,3 +369,31 @@ def test_a_whole_paper_read_over_mcp_is_bounded_and_says_so_in_mcps_words():
     result = read(paper, None, None, door="mcp")
     assert result.truncated and result.tokens <= 8_000
     assert result.markdown.rstrip().endswith("; call read with maxTokens=100000]")
+
+
+def test_every_section_id_the_outline_lists_reads_its_own_section_over_rest_and_mcp(
+    replay_server, tmp_path
+):
+    local = tmp_path / "papers"
+    local.mkdir()
+    (local / "spaced-ids.html").write_bytes(spaced_ids())
+    (local / "short.html").write_bytes((FIXTURE_HTML / "short.html").read_bytes())
+    settings = settings_for(replay_server, tmp_path / "cache", local_dir=local)
+    with live_server(settings) as server, server.client() as http:
+        outline = http.get("/local/spaced-ids/outline.json").json()
+        ids = [section["id"] for section in outline["sections"]]
+        rest = [http.get(f"/local/spaced-ids/sections/{quote(i, safe='')}.md") for i in ids]
+        mcp = [
+            call(f"{server.url}/mcp", "read", {"paper": "local/spaced-ids", "anchor": i})
+            for i in ids
+        ]
+        padded = http.get(f"/local/short/sections/{quote(' S1 ')}.md")  # not an id: stripped
+
+    assert ids == list(SPACED_IDS)
+    for n, (answer, tool) in enumerate(zip(rest, mcp, strict=True), 1):
+        assert answer.status_code == 200, answer.text
+        assert answer.text.startswith(f"# {n} Part {n}\n") and f"Text of part {n}." in answer.text
+        text = text_of(tool)
+        assert not tool.is_error and text.startswith(f"# {n} Part {n}\n")
+        assert f"Text of part {n}." in text
+    assert padded.status_code == 200 and padded.text.startswith("# 1 ")

@@ -216,6 +216,25 @@ TOO_LARGE: dict[str, Callable[[], bytes]] = {
 }
 
 
+SPACED_IDS = (" S1", "S2 ", "S3\t")
+
+
+def spaced_ids() -> bytes:
+    """Sections whose ids begin or end in white space (LaTeXML writes none): a lookup that
+    strips the anchor it is given would not find them by the ids the outline lists."""
+    body = "".join(
+        _section(
+            section_id,
+            str(n),
+            f"Part {n}",
+            f"<div class='ltx_para' id='{section_id}.p1'><p class='ltx_p'>Text of part {n}.</p>"
+            "</div>",
+        )
+        for n, section_id in enumerate(SPACED_IDS, 1)
+    )
+    return _page(body)
+
+
 def _section(section_id: str, number: str, title: str, body: str) -> str:
     return (
         f"<section class='ltx_section' id='{section_id}'><h2 class='ltx_title ltx_title_section'>"
@@ -240,6 +259,7 @@ PAGES: dict[str, Callable[[], bytes]] = {
     "math-labels": math_labels,
     "crowded-head": crowded_head,
     "year-digits": year_digits,
+    "spaced-ids": spaced_ids,
 }
 
 
