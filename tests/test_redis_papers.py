@@ -360,6 +360,7 @@ def test_a_settled_paper_is_served_from_memory_while_redis_is_away(
         async with library(settings) as lib:
             # A confirmed version never changes: kept in memory. ar5iv's is not confirmed.
             first = [await lib.load(parse_ref(text)) for text in ("2501.11120v1", "2307.00235")]
+            await lib.stored()  # their store writes, which follow their answers, are done
             own_redis.stop()
             settled = await lib.load(parse_ref("2501.11120v1"))
             assert caplog.records == []  # not even asked
