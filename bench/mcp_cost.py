@@ -99,6 +99,17 @@ async def measure(
             }
 
 
+def run(tool: str = "read", calls: int = 200, rounds: int = 15) -> dict[str, Any]:
+    """`measure` over a replay of the requests bench's warm paper (make bench's section 4)."""
+    replay = Replay(CORPUS / "html")
+    replay.start()
+    try:
+        replay.script(f"/html/{WARM_IDV}", page(WARM_PAGE.read_bytes()))
+        return asyncio.run(measure(replay, tool, calls, rounds, None))
+    finally:
+        replay.stop()  # outside the event loop: the replay runs its own
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tool", choices=("read", "outline"), default="read")
@@ -106,13 +117,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--profile", choices=("mcp", "rest"), default=None)
     args = parser.parse_args()
-    replay = Replay(CORPUS / "html")
-    replay.start()
-    try:
-        replay.script(f"/html/{WARM_IDV}", page(WARM_PAGE.read_bytes()))
-        result = asyncio.run(measure(replay, args.tool, args.calls, args.rounds, args.profile))
-    finally:
-        replay.stop()  # outside the event loop: the replay runs its own
+    if args.profile is None:
+        result = run(args.tool, args.calls, args.rounds)
+    else:
+        replay = Replay(CORPUS / "html")
+        replay.start()
+        try:
+            replay.script(f"/html/{WARM_IDV}", page(WARM_PAGE.read_bytes()))
+            result = asyncio.run(measure(replay, args.tool, args.calls, 1, args.profile))
+        finally:
+            replay.stop()
     if result:
         low, high = result["ratio_range"]
         print(

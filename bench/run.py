@@ -19,6 +19,7 @@ import httpx
 from bench import (
     agent_bench,
     cache_bench,
+    mcp_cost,
     memory,
     parse_bench,
     pdf_bench,
@@ -107,6 +108,7 @@ def main() -> int:
         seconds=2 if args.quick else 5,
         cold_rounds=1 if args.quick else requests_bench.COLD_ROUNDS,
     )
+    req["mcp_cost"] = mcp_cost.run(rounds=5 if args.quick else 15)
     token_rows = tokens.run()
     worker_rows = (
         {
@@ -221,7 +223,7 @@ def _report(  # type: ignore[no-untyped-def]
         "upstream GET, about 1.5 ms each here) and a store write: a page whose bare lxml parse "
         "takes under a millisecond cannot be within 8× of it.",
     ]
-    warm, mcp = req["warm"], req["mcp"]
+    warm, mcp, cost = req["warm"], req["mcp"], req["mcp_cost"]
     lines += [
         "",
         "## 3. Warm requests: a cached section's Markdown ÷ `/healthz`, same server, same load",
@@ -257,11 +259,13 @@ def _report(  # type: ignore[no-untyped-def]
         f"{_ok(mcp['ratio'].median, TARGETS['mcp'], below=False)} the target (issue 15: "
         f"≥ {TARGETS['mcp']:g}). Both are bound by the Python load generator here (2.6–3.1 ms "
         "of its CPU per call, more on a POST than a GET, against about 1 ms of the server's). "
-        "In process (`python -m bench.mcp_cost`, CPU time of direct ASGI calls) the MCP read "
-        "costs the server 0.60–0.66× the REST read (0.18 against 0.27–0.31 ms): 1.9× before MCP "
-        "calls were answered in the request's own task (api/single_exchange.py), 1.6–1.8× "
-        "before a plain tools/call skipped the SDK's runner and a marked read's token count "
-        "was kept.",
+        "In process (`python -m bench.mcp_cost`, CPU time of direct ASGI calls, interleaved "
+        f"rounds) the MCP read costs the server {cost['ratio']:.2f}× "
+        f"({cost['ratio_range'][0]:.2f}–{cost['ratio_range'][1]:.2f}) the REST read "
+        f"({cost['mcp_ms']:.2f} against {cost['rest_ms']:.2f} ms; issue 20: ≤ 1.2): "
+        "1.9× before MCP calls were answered in the request's own task "
+        "(api/single_exchange.py), 1.6–1.8× before a plain tools/call skipped the SDK's "
+        "runner and a marked read's token count was kept.",
         "",
         "## 5. Tokens: what an agent spends ÷ the whole paper's Markdown",
         "",
