@@ -11,13 +11,13 @@ from lxml import etree
 
 from paperanchor.parse.context import MAX_BLOCK_DEPTH, OwnChild, ParseContext
 from paperanchor.parse.dom import (
-    CACHED_CLASS_CHARS,
     CHROME_CLASSES,
     CHROME_IDS,
     CHROME_TAGS,
     HtmlElement,
     children,
     classes,
+    keep_decision,
     math_tex,
     squash,
     tag_of,
@@ -139,9 +139,7 @@ def _shape(el: HtmlElement) -> _Shape:
     key = (el.tag, el.get("class"))
     found = _SHAPES.get(key)
     if found is None:
-        found = _decide_shape(tag_of(el), classes(el))
-        if len(_SHAPES) < 8192 and len(key[1] or "") <= CACHED_CLASS_CHARS:
-            _SHAPES[key] = found
+        found = keep_decision(_SHAPES, key, _decide_shape(tag_of(el), classes(el)), key[1])
     return found
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from lxml import etree
 
@@ -16,6 +16,19 @@ _NO_CLASSES: frozenset[str] = frozenset()
 # 8,192 in all: a class attribute longer than this is decided each time, so that what the caches
 # keep stays small whatever pages they have met.
 CACHED_CLASS_CHARS = 256
+CACHED_DECISIONS = 8192
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def keep_decision(cache: dict[K, V], key: K, value: V, text: str | None) -> V:
+    """`value`, kept in `cache` under `key` while the cache holds fewer than CACHED_DECISIONS
+    entries and `text` (the class attribute or TeX it was decided from) is at most
+    CACHED_CLASS_CHARS long: the one bound of the walks' decision caches."""
+    if len(cache) < CACHED_DECISIONS and len(text or "") <= CACHED_CLASS_CHARS:
+        cache[key] = value
+    return value
 
 
 # A class attribute's split, bounded as the decisions are: a dict, where functools.lru_cache's
@@ -26,9 +39,7 @@ _CLASS_SETS: dict[str, frozenset[str]] = {}
 def _class_set(value: str) -> frozenset[str]:
     found = _CLASS_SETS.get(value)
     if found is None:
-        found = frozenset(value.split())
-        if len(_CLASS_SETS) < 8192 and len(value) <= CACHED_CLASS_CHARS:
-            _CLASS_SETS[value] = found
+        found = keep_decision(_CLASS_SETS, value, frozenset(value.split()), value)
     return found
 
 

@@ -11,11 +11,11 @@ from lxml import etree
 
 from paperanchor.parse.context import MAX_BLOCK_DEPTH, BlocksOf, ParseContext
 from paperanchor.parse.dom import (
-    CACHED_CLASS_CHARS,
     HtmlElement,
     children,
     classes,
     is_chrome,
+    keep_decision,
     tag_of,
     text_of,
 )
@@ -413,8 +413,7 @@ def _part_kind(el: HtmlElement) -> _PartKind:
             header="ltx_th" in cls or tag == "th",
             spanning=not cls.isdisjoint(_SPANNING),
         )
-        if len(_PART_KINDS) < 8192 and len(key[1] or "") <= CACHED_CLASS_CHARS:
-            _PART_KINDS[key] = found
+        keep_decision(_PART_KINDS, key, found, key[1])
     return found
 
 

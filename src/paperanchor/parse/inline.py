@@ -6,10 +6,10 @@ import re
 
 from paperanchor.parse.context import MAX_INLINE_DEPTH, ParseContext
 from paperanchor.parse.dom import (
-    CACHED_CLASS_CHARS,
     CHROME_CLASSES,
     CHROME_TAGS,
     HtmlElement,
+    keep_decision,
     math_tex,
     printed_text,
     squash,
@@ -310,9 +310,8 @@ _KINDS: dict[tuple[str, str | None], _Kind] = {}
 def _kind(raw_tag: str, class_value: str | None) -> _Kind:
     found = _KINDS.get((raw_tag, class_value))
     if found is None:
-        found = _decide_kind(raw_tag, class_value)
-        if len(_KINDS) < 8192 and len(class_value or "") <= CACHED_CLASS_CHARS:
-            _KINDS[(raw_tag, class_value)] = found
+        key = (raw_tag, class_value)
+        found = keep_decision(_KINDS, key, _decide_kind(raw_tag, class_value), class_value)
     return found
 
 
@@ -454,9 +453,7 @@ def _math(el: HtmlElement, out: InlineResult) -> None:
     # our math they would close it (render/escape.py math_markdown drops them)
     markdown = _MATH_MARKDOWN.get(tex)
     if markdown is None:
-        markdown = math_markdown(tex)
-        if len(_MATH_MARKDOWN) < 8192 and len(tex) <= CACHED_CLASS_CHARS:
-            _MATH_MARKDOWN[tex] = markdown
+        markdown = keep_decision(_MATH_MARKDOWN, tex, math_markdown(tex), tex)
     if not markdown:  # `$$` would open a display
         return
     if not out.cell and el.get("display") == "block":

@@ -8,9 +8,9 @@ from typing import Any
 from paperanchor.parse.bibliography import parse_bibliography
 from paperanchor.parse.context import MAX_BLOCK_DEPTH, BlocksOf, ContainerOf, ParseContext
 from paperanchor.parse.dom import (
-    CACHED_CLASS_CHARS,
     HtmlElement,
     classes,
+    keep_decision,
     tag_of,
     text_of,
 )
@@ -86,9 +86,7 @@ def section_kind(el: HtmlElement) -> str | None:
     key = (raw_tag, el.get("class"))
     kind = _SECTION_KINDS.get(key, "")  # no kind is ""
     if kind == "":
-        kind = section_kind_of(tag_of(el), classes(el))
-        if len(_SECTION_KINDS) < 8192 and len(key[1] or "") <= CACHED_CLASS_CHARS:
-            _SECTION_KINDS[key] = kind
+        kind = keep_decision(_SECTION_KINDS, key, section_kind_of(tag_of(el), classes(el)), key[1])
     return kind
 
 
