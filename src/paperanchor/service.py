@@ -22,7 +22,15 @@ from rapidfuzz import fuzz, process, utils
 from paperanchor import changes, editions, licence, quotes, refs, selectors, shapes
 from paperanchor.anchors import WHOLE_PAPER, Located
 from paperanchor.discovery import bibtex, categories, query, s2
-from paperanchor.errors import BadRequest, Forbidden, NotFound, PaperAnchorError
+from paperanchor.errors import (
+    BadRequest,
+    Forbidden,
+    NotFound,
+    PaperAnchorError,
+    RateLimited,
+    Unavailable,
+    UpstreamError,
+)
 from paperanchor.images import MAX_IMAGES, Image, Images
 
 # Paper lives in paper.py; importable from here too, as it long was
@@ -960,7 +968,9 @@ class PaperService:
     async def references_bibtex(self, paper: str) -> Served[str]:
         """The paper's bibliography as BibTeX: arXiv papers from the API, the rest as parsed; an
         entry's arXiv id the page's, else S2's (as `references` answers it, contract §11),
-        `pending` while S2's may still come."""
+        `pending` while S2's may still come. An arXiv API that fails or is down costs its
+        entries their API fields, not the bibliography: they keep their parsed fields and the
+        answer is `pending` (revalidated, never kept as final)."""
         discovery = self._discovery()
         asked = parse_ref(paper)
         view = await self.paper(asked)
@@ -977,6 +987,11 @@ class PaperService:
                 # arXiv refused an id the reference list printed (its words): those references
                 # keep their parsed fields rather than the whole bibliography failing
                 log.info("references of %s: %s", view.meta.idv, exc.wire_text())
+            except (UpstreamError, Unavailable, RateLimited) as exc:
+                # the API failed, is down or is out of turns: the same, and a later answer may
+                # hold the API's fields, so this one is not kept as final
+                log.warning("references of %s: %s", view.meta.idv, exc.wire_text())
+                pending = True
         text = await asyncio.to_thread(bibtex.references_bibtex, references, found)
         return _served(text, asked, view, pending=pending)
 

@@ -299,6 +299,44 @@ def test_a_bibliography_as_bibtex_takes_its_arxiv_papers_from_the_api(api, repla
     assert ids and len(asked) == -(-len(ids) // 20)
 
 
+def _api_targets(replay: Any, references: list[dict[str, Any]]) -> list[str]:
+    """The id_list requests a bibliography's BibTeX makes: its bare arXiv ids, 20 at a time."""
+    ids = list(dict.fromkeys(r["arxiv"].split("v")[0] for r in references if r["arxiv"]))
+    return [metadata_target(replay, *ids[at : at + 20]) for at in range(0, len(ids), 20)]
+
+
+@pytest.mark.parametrize("outage", ["fails", "down"])
+def test_a_bibliography_as_bibtex_keeps_its_parsed_entries_when_the_api_fails(
+    replay, papers_dir, tmp_path, outage
+):
+    # a fresh server: nothing of the API is kept from the module's other tests
+    closed = {"arxiv_api_url": f"http://127.0.0.1:{free_port()}/api/query"}
+    overrides = closed if outage == "down" else {}
+    with discovery_server(replay, tmp_path, papers_dir, **overrides) as live, live.client() as api:
+        references = api.get("/2501.11120v1/references.json").json()["references"]
+        for asked in _api_targets(replay, references):
+            replay.script(asked, status(503))
+        response = api.get("/2501.11120v1/references.bib")
+        again = api.get("/2501.11120v1/references.bib")
+
+    assert response.status_code == 200 and response.headers["content-type"] == BIBTEX_TYPE
+    assert response.text.count("@misc{") == len(references)
+    # the arXiv entries as parsed (the API's own form has a primaryClass and no note): their
+    # id as the page prints it, and the page's printed text as their note, as every other entry
+    bare = {r["arxiv"].split("v")[0] for r in references if r["arxiv"]}
+    assert len(bare) > 20 and all(f"  eprint = {{{paper}}},\n" in response.text for paper in bare)
+    assert "primaryClass" not in response.text
+    assert response.text.count("\n  note = {") == len(references)
+    # a later answer may hold the API's fields: not kept as final, and asked again next time
+    assert response.headers["cache-control"] == "no-cache"
+    assert again.status_code == 200 and again.text == response.text
+    if outage == "fails":
+        # each chunk asked three times (max_retries=2) by each of the two answers: nothing of
+        # the failure was kept
+        chunks = _api_targets(replay, references)
+        assert len([p for p in api_paths(replay) if "id_list=" in p]) == 2 * 3 * len(chunks)
+
+
 # -- citations, categories, trends -----------------------------------------------------------
 
 
