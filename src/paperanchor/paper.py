@@ -30,7 +30,17 @@ from paperanchor.render.markdown import (
 )
 from paperanchor.search import Unit, units
 from paperanchor.selectors import Reading
-from paperanchor.tree import Document, Inline, Node, Paragraph, Section, Text
+from paperanchor.tree import (
+    Document,
+    Figure,
+    Inline,
+    Node,
+    Paragraph,
+    Section,
+    Table,
+    Text,
+    Theorem,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,15 +298,21 @@ class Paper:
         return self._inferred
 
     def cited_in(self) -> dict[str, list[str]]:
-        """Bibliography id -> anchors of the paragraphs citing it, in document order."""
+        """Bibliography id -> anchors of the paragraphs citing it, in document order; a table,
+        figure or theorem that cites it in its caption, cells or label is named by its own
+        anchor, and a footnote's citations are its paragraph's."""
         if self._cited_in is None:
             found: dict[str, dict[str, None]] = {}
             for located in self.index.nodes.values():
                 node = located.node
                 if isinstance(node, Text) and node.cites:
                     holder = self._paragraph_of(node.id) or node.id
-                    for bib_id in node.cites:
-                        found.setdefault(bib_id, {})[holder] = None
+                elif isinstance(node, Table | Figure | Theorem) and node.cites:
+                    holder = node.id
+                else:
+                    continue
+                for bib_id in node.cites:
+                    found.setdefault(bib_id, {})[holder] = None
             self._cited_in = {k: list(v) for k, v in found.items()}
         return self._cited_in
 

@@ -80,6 +80,8 @@ class Figure:
     blocks: tuple[Block, ...] = ()
     notes: tuple[str, ...] = ()
     """Footnotes its caption references (a footnote in a caption is printed with its section)."""
+    cites: tuple[str, ...] = ()
+    """Bibliography ids its caption cites, in order (a reference's `citedIn` names the float)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +116,9 @@ class Table:
     spans: tuple[CellSpan, ...] = ()
     """Its spanning cells: `rows` repeat such a cell in each position it covers (contract §5), a
     page draws it once, spanning them."""
+    cites: tuple[str, ...] = ()
+    """Bibliography ids its caption and cells cite, in order (a reference's `citedIn` names the
+    table: a survey's comparison tables cite what no paragraph does)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +129,8 @@ class Theorem:
     kind: str
     label: Inline
     blocks: tuple[Block, ...]
+    cites: tuple[str, ...] = ()
+    """Bibliography ids its label cites ("Proposition 2.14 (Holliday and Pacuit [3])")."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from tests.api.conftest import FIXTURE_HTML, LEGACY, settings_for
 from tests.api.live import live_server
 from tests.api.test_mcp import call, text_of
 from tests.reliability.hostile_pages import SPACED_IDS, spaced_ids
-from tests.replay import huge, random_bytes, status
+from tests.replay import huge, page, random_bytes, status
 
 JSON_TYPE = "application/json"
 MARKDOWN_TYPE = "text/markdown; charset=utf-8"
@@ -54,6 +54,18 @@ JSON_ROUTES = [
     ("/local/full/search.json?q=paragraph+identifier&limit=2", list[models.SearchHit]),
     ("/healthz", models.Health),
 ]
+
+
+def test_a_reference_cited_only_in_a_table_is_cited_in_that_table(http, replay):
+    # 2404.09516v1 (a survey) cites 45 of its 269 entries only in its comparison tables
+    replay.script("/html/2401.00020v1", page(replay.corpus_page("2404.09516v1.arxiv.html")))
+
+    entry = http.get("/2401.00020v1/references/bib.bib114.json")
+
+    assert entry.status_code == 200, entry.text
+    assert entry.json()["citedIn"] == ["S2.T5"]
+    table = http.get("/2401.00020v1/figures/S2.T5.json").json()
+    assert table["kind"] == "table" and "[114]" in " ".join(map(" ".join, table["rows"]))
 
 
 @pytest.mark.parametrize(("path", "model"), JSON_ROUTES, ids=[p for p, _ in JSON_ROUTES])

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from paperanchor import service
 from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse import parse_document
-from tests.corpus_pages import fixture_path, parsed
+from tests.corpus_pages import PAIR_PAGES, PAPER_PAGES, fixture_path, page_root, parsed
 
 
 def _paper(document):  # type: ignore[no-untyped-def]
@@ -46,3 +48,52 @@ def test_a_year_or_a_number_as_the_link_of_a_citation_is_its_label() -> None:
     )
     markdown = _paper(parse_document(html)).markdown()
     assert "Vaswani et al. (2017a) and [Vas17]" in markdown
+
+
+# -- where an entry is cited (Reference.citedIn) ------------------------------------------------
+
+
+def _linked_entries(name: str, document) -> set[str]:  # type: ignore[no-untyped-def]
+    """The bibliography entries the page's own links point at, anywhere on the page."""
+    entries = {reference.id for reference in document.references}
+    linked = {
+        href.rpartition("#")[2] for href in page_root(name).xpath("//a[@href]/@href") if "#" in href
+    }
+    return linked & entries
+
+
+@pytest.mark.parametrize("name", PAPER_PAGES + PAIR_PAGES)
+def test_every_entry_the_page_cites_is_cited_somewhere(name: str) -> None:
+    # a citation in a table cell, a caption, a footnote or a theorem's label counts (2404.09516v1
+    # cites 45 of its 269 entries only in its comparison tables); nothing else does
+    document = parsed(name)
+    cited_in = _paper(document).cited_in()
+    assert set(cited_in) == _linked_entries(name, document)
+    assert all(cited_in.values())
+
+
+def test_a_citation_outside_a_paragraph_names_the_block_that_holds_it() -> None:
+    cases = [
+        ("html/2404.09516v1.arxiv.html", "bib.bib114", ["S2.T5"]),  # a table's cell
+        ("html/2403.16952v1.arxiv.html", "bib.bib9", ["S3.SS1.SSS0.Px2.p1"]),  # a footnote
+        # a theorem's label: "Proposition 2.14 (Holliday and Pacuit [3])"
+        ("html/split-cycle-axiomatic-characterization.arxiv.html", "bib.bib3", ["S2.Thmtheorem14"]),
+    ]
+    for name, entry, holders in cases:
+        assert service.references(_paper(parsed(name)), entry)["citedIn"] == holders, name
+
+
+def test_a_caption_that_cites_names_its_figure() -> None:
+    html = (
+        b"<html><body><article class='ltx_document'><section class='ltx_section' id='S1'>"
+        b"<h2 class='ltx_title'>1 A</h2><figure class='ltx_figure' id='S1.F1'>"
+        b"<img class='ltx_graphics' src='x1.png' alt=''/><figcaption class='ltx_caption'>"
+        b"<span class='ltx_tag ltx_tag_figure'>Figure 1: </span>After "
+        b"<cite class='ltx_cite'>[<a class='ltx_ref' href='#bib.bib1'>1</a>]</cite>.</figcaption>"
+        b"</figure></section><section class='ltx_bibliography' id='bib'><ul class='ltx_biblist'>"
+        b"<li class='ltx_bibitem' id='bib.bib1'><span class='ltx_tag ltx_tag_bibitem'>[1]"
+        b"</span><span class='ltx_bibblock'>A. Vaswani.</span></li></ul></section>"
+        b"</article></body></html>"
+    )
+    document = parse_document(html)
+    assert service.references(_paper(document), "1")["citedIn"] == ["S1.F1"]

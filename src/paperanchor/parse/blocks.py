@@ -398,8 +398,11 @@ def _theorem(el: HtmlElement, cls: frozenset[str], ctx: ParseContext, parent_id:
             label_el = child
             continue
         rest.extend(blocks_of(child, ctx, block_id, shape))
-    label = inline_of(label_el, ctx)[0] if label_el is not None else Inline("", "")
-    return Theorem(block_id, kind, label, tuple(rest))
+    label = Inline("", "")
+    cites: tuple[str, ...] = ()
+    if label_el is not None:
+        label, cites, _notes = inline_of(label_el, ctx)
+    return Theorem(block_id, kind, label, tuple(rest), cites)
 
 
 def _list(

@@ -94,17 +94,19 @@ def _parts(el: HtmlElement) -> _Parts:
     return found
 
 
-def _caption(node: HtmlElement | None, ctx: ParseContext) -> tuple[str, Inline, tuple[str, ...]]:
-    """The caption's printed tag, its content and the footnotes it references."""
+def _caption(
+    node: HtmlElement | None, ctx: ParseContext
+) -> tuple[str, Inline, tuple[str, ...], tuple[str, ...]]:
+    """The caption's printed tag, its content, the footnotes it references and what it cites."""
     if node is None:
-        return "", Inline("", ""), ()
+        return "", Inline("", ""), (), ()
     tag_text = ""
     for sub in node.iter():
         if "ltx_tag" in classes(sub):
             tag_text = text_of(sub)
             break
-    caption, _c, notes = inline_of(node, ctx, skip=frozenset({"ltx_tag"}))
-    return tag_text, caption, notes
+    caption, cites, notes = inline_of(node, ctx, skip=frozenset({"ltx_tag"}))
+    return tag_text, caption, notes, cites
 
 
 def _images(
@@ -122,7 +124,7 @@ def parse_float(
     cls = classes(el)
     float_id = el.get("id") or ctx.positional_id(parent_id, "fl")
     parts = _parts(el)
-    tag_text, caption, notes = _caption(parts.caption, ctx)
+    tag_text, caption, notes, cites = _caption(parts.caption, ctx)
     panels: tuple[Figure | Table, ...] = ()
     if ctx.block_depth < MAX_BLOCK_DEPTH:  # panels of panels of … on a hostile page end here
         ctx.block_depth += 1
@@ -152,6 +154,7 @@ def parse_float(
         cut = False
         total = 0
         cell_notes: list[str] = []
+        cell_cites: list[str] = []
         spans: list[CellSpan] = []
         for index, tabular in enumerate(parts.tabulars):
             if total >= MAX_TABLE_CELLS:
@@ -164,6 +167,7 @@ def parse_float(
             rows.extend(cells.text_rows)
             md_rows.extend(cells.md_rows)
             cell_notes.extend(cells.notes)
+            cell_cites.extend(cells.cites)
             total += sum(len(row) for row in cells.text_rows)
             cut = cut or cells.cut
         return Table(
@@ -180,6 +184,7 @@ def parse_float(
             cut=cut,
             notes=tuple(dict.fromkeys((*notes, *cell_notes))),
             spans=tuple(spans),
+            cites=tuple(dict.fromkeys((*cites, *cell_cites))),
         )
     kind = "figure"
     if "ltx_float_algorithm" in cls:
@@ -221,6 +226,7 @@ def parse_float(
         panels,
         tuple(body),
         notes,
+        cites,
     )
 
 
@@ -260,6 +266,8 @@ class Cells:
     """Footnotes the cells reference, in order."""
     spans: list[CellSpan]
     """The cells that cover more than one position, clipped to the grid."""
+    cites: list[str]
+    """Bibliography ids the cells cite, in order."""
 
 
 def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
@@ -274,6 +282,7 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
     steps = 0
     cut = False
     notes: list[str] = []
+    cites: list[str] = []
     last_row = last_col = -1
     spans: list[CellSpan] = []
     for row_index, (section, row) in enumerate(_table_rows(tabular)):
@@ -303,9 +312,11 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
                 colspan = min(colspan, allowed)
                 rowspan = max(1, min(rowspan, allowed // colspan))
             steps += rowspan * colspan
-            content, _c, cell_notes = inline_of(cell, ctx, cell=True)
+            content, cell_cites, cell_notes = inline_of(cell, ctx, cell=True)
             if cell_notes:
                 notes.extend(cell_notes)
+            if cell_cites:
+                cites.extend(cell_cites)
             value = (content.text, content.markdown)
             if rowspan == 1 and colspan == 1:  # most cells
                 here.setdefault(col, value)
@@ -345,7 +356,7 @@ def table_cells(tabular: HtmlElement, ctx: ParseContext) -> Cells:
         for span in spans
         if span.row < n_rows
     ]
-    return Cells(text_rows, md_rows, min(header_rows, n_rows), cut, notes, kept)
+    return Cells(text_rows, md_rows, min(header_rows, n_rows), cut, notes, kept, cites)
 
 
 _NO_CELL = ("", "")
@@ -445,4 +456,5 @@ def parse_tabular(el: HtmlElement, ctx: ParseContext, parent_id: str) -> Table:
         cut=cells.cut,
         notes=tuple(dict.fromkeys(cells.notes)),
         spans=tuple(cells.spans),
+        cites=tuple(dict.fromkeys(cells.cites)),
     )

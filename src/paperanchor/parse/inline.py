@@ -542,11 +542,13 @@ def _note(el: HtmlElement, cls: frozenset[str], ctx: ParseContext, out: InlineRe
     note_id = el.get("id") or ctx.positional_id("note", "n")
     mark = mark or note_id.removeprefix("footnote")
     if note_id not in ctx.footnotes:
-        content = (
-            inline_of(content_el, ctx, skip=NOTE_FURNITURE)[0]
-            if content_el is not None
-            else Inline("", "")
-        )
+        content = Inline("", "")
+        cites: tuple[str, ...] = ()
+        if content_el is not None:
+            content, cites, _notes = inline_of(content_el, ctx, skip=NOTE_FURNITURE)
         ctx.footnotes[note_id] = Footnote(note_id, mark, content)
+        if cites:
+            ctx.note_cites[note_id] = cites
+    out.cites.extend(ctx.note_cites.get(note_id, ()))
     out.notes.append(note_id)
     out.add(f"[^{note_label(mark)}]", "")
