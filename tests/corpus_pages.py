@@ -18,7 +18,7 @@ GENERATED_PAGES = sorted(p.name for p in (CORPUS / "generated").glob("*.html"))
 ALL_PAGES = [f"html/{n}" for n in HTML_PAGES] + [f"generated/{n}" for n in GENERATED_PAGES]
 PAIR_PAGES = sorted(f"pairs/{p.name}" for p in (CORPUS / "pairs").glob("*.html"))
 # Conversions that died before the body, as the corpus README names them: failed renderings
-# (SPEC §2), never papers. Every other page is a paper.
+# (contract §2), never papers. Every other page is a paper.
 FAILED_PAGES = ["html/2608.30667v1.arxiv.html"]
 PAPER_PAGES = [name for name in ALL_PAGES if name not in FAILED_PAGES]
 HTML_PAPER_PAGES = [name.removeprefix("html/") for name in PAPER_PAGES if name.startswith("html/")]

@@ -1,4 +1,5 @@
-"""Anchors resolve by id, alias, slug and the labels a paper prints (SPEC §3), in linear time."""
+"""Anchors resolve by id, alias, slug and the labels a paper prints (contract §3), in linear
+time."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The outline an agent receives (SPEC §11): every section's id, number, title and tokens, at
+"""The outline an agent receives (contract §11): every section's id, number, title and tokens, at
 most 40% of the JSON on papers of more than 50 sections, and `depth`."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.tokens import count
 from tests.corpus_pages import PAPER_PAGES, parsed
 
-LARGE = 50  # sections: SPEC §11's "large papers"
+LARGE = 50  # sections: contract §11's "large papers"
 SHARE = 0.40
 
 

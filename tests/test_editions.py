@@ -1,4 +1,4 @@
-"""Editions (SPEC §10): naming one, and aligning two (editions.py)."""
+"""Editions (contract §10): naming one, and aligning two (editions.py)."""
 
 from __future__ import annotations
 

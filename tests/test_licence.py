@@ -1,4 +1,4 @@
-"""Licences (SPEC §12): which names and URLs let a public server serve a paper's text, the
+"""Licences (contract §12): which names and URLs let a public server serve a paper's text, the
 licence an arXiv listing links to (the corpus's saved abs pages), and hostile listings."""
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ def test_the_memory_setting_is_read_from_the_environment(monkeypatch: pytest.Mon
     monkeypatch.setenv("PAPERANCHOR_MEMORY_MB", "64")
     assert Settings(_env_file=None).memory_bytes == 64 << 20
     monkeypatch.delenv("PAPERANCHOR_MEMORY_MB")
-    assert Settings(_env_file=None).memory_bytes == 512 << 20  # SPEC §2's default
+    assert Settings(_env_file=None).memory_bytes == 512 << 20  # contract §2's default
 
 
 def test_the_library_holds_papers_up_to_its_memory_in_bytes(replay: Any, tmp_path: Path):

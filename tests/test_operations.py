@@ -188,9 +188,9 @@ def test_the_words_of_the_new_operation_match_the_read_markdown() -> None:
     assert words(paper, {"anchor": "S1"}, context)["words"] == len(out.split())
 
 
-# answers only REST gives (SPEC §6): a paper's arXiv record, arXiv's taxonomy, a figure's image
-# as bytes (MCP sends them with `figure`, SPEC §11), and what changed since another edition as one
-# answer (MCP has it as `since` on outline, read, references)
+# answers only REST gives (contract §6): a paper's arXiv record, arXiv's taxonomy, a figure's
+# image as bytes (MCP sends them with `figure`, contract §11), and what changed since another
+# edition as one answer (MCP has it as `since` on outline, read, references)
 REST_ONLY = {"metadata", "categories", "figure_image", "changes", "changes_markdown"}
 
 

@@ -23,7 +23,7 @@ def test_the_golden_record_is_of_this_parser_version() -> None:
 
 
 def test_the_parsed_fixtures_change_only_with_the_parser_version() -> None:
-    # SPEC §2: a test fails when golden output changes and the version does not.
+    # contract §2: a test fails when golden output changes and the version does not.
     recorded = recorded_version()
     assert recorded is not None
     version, digest = recorded

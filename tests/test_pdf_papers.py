@@ -1,4 +1,4 @@
-"""Every corpus PDF read into the tree and served by the operations (SPEC §3 "From a PDF").
+"""Every corpus PDF read into the tree and served by the operations (contract §3 "From a PDF").
 
 Each paper of ../shared/corpus/pdf (and its one-page excerpts) is parsed from its bytes and
 opened as a local paper; then outline, a `read` of each top-level section, `cite`,

@@ -1,4 +1,4 @@
-"""The PDF as the last source (SPEC §2 sources: 4), over real HTTP from the replay upstream.
+"""The PDF as the last source (contract §2 sources: 4), over real HTTP from the replay upstream.
 
 Each case asserts the answer, the upstream requests made, and what is cached after. The PDFs
 are the corpus's (served by tests/replay.py at /pdf/<idv> and, as the latest, at /pdf/<id>)

@@ -1,4 +1,4 @@
-"""Printed labels as printed (SPEC §11): whatever the outline or a page prints for a node
+"""Printed labels as printed (contract §11): whatever the outline or a page prints for a node
 resolves to it, over every corpus page; a suggestion only when it is close."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The arXiv API's gap across two `paperanchor serve` processes sharing one Redis (SPEC §2:
+"""The arXiv API's gap across two `paperanchor serve` processes sharing one Redis (contract §2:
 arXiv asks for one request every three seconds across all of a user's machines), and the
 searches they keep there.
 

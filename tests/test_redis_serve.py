@@ -1,4 +1,4 @@
-"""Two `paperanchor serve` processes sharing one Redis and one replay upstream (SPEC §2).
+"""Two `paperanchor serve` processes sharing one Redis and one replay upstream (contract §2).
 
 The servers and their Redis live for the module; each test asks for papers of its own (ids
 scripted on the replay to corpus pages), so that no test finds another's papers cached. The

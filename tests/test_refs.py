@@ -1,4 +1,5 @@
-"""Paper references (SPEC §1): every spelling normalised to paper/idv; everything else rejected."""
+"""Paper references (contract §1): every spelling normalised to paper/idv; everything else
+rejected."""
 
 from __future__ import annotations
 

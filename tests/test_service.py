@@ -41,7 +41,7 @@ def test_cite_returns_a_paragraphs_exact_text_and_its_sections_url() -> None:
         "anchor": "S2.p2",
         "permalink": None,  # a local document has no public address
         "hash": service.text_hash(cited["text"]),
-        # the selectors of SPEC §10: the text around it, cut at words, and its section
+        # the selectors of contract §10: the text around it, cut at words, and its section
         "prefix": "an inverted index of rare words.",
         "suffix": "Anchoring turns one large",
         "sectionPath": ["2 Method"],

@@ -1,4 +1,4 @@
-"""The JSON shapes of SPEC §5 are written once (paperanchor/shapes.py): the answers the service
+"""The JSON shapes of contract §5 are written once (paperanchor/shapes.py): the answers the service
 builds, the schemas of /openapi.json and of the MCP tools all come from the same classes."""
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def test_every_json_error_answer_in_openapi_refers_to_the_one_error_shape(tmp_pa
                     errors_by_route.setdefault(path, set()).add(status)
     assert "/{paper}/outline.json" in errors_by_route and "/{paper}" in errors_by_route
     # 401 where bearer tokens are asked for and 403 where a public server refuses a paper's
-    # text (SPEC §9, §12) are listed on every route as the others are
+    # text (contract §9, §12) are listed on every route as the others are
     statuses = {"400", "401", "403", "404", "413", "429", "500", "502", "503"}
     assert all(found == statuses for found in errors_by_route.values()), errors_by_route
 

@@ -676,7 +676,7 @@ def test_a_setting_out_of_range_is_refused_with_its_variable_named(field, value,
         Settings(_env_file=None, **{field: value})
 
 
-# -- failed renderings (SPEC §2): a conversion that died before the body is not a paper ------
+# -- failed renderings (contract §2): a conversion that died before the body is not a paper ------
 
 FAILED_PAGE = "2608.30667v1.arxiv.html"
 
@@ -759,7 +759,7 @@ def test_a_failed_local_file_is_passed_over_for_the_network(replay, tmp_path, co
     assert replay.paths() == ["/html/2501.11120v1"]
 
 
-# -- images of local pages (SPEC §3): a saved ar5iv page's site-relative images are ar5iv's ----
+# -- images of local pages (contract §3): a saved ar5iv page's site-relative images are ar5iv's ----
 
 
 def _first_figure(document) -> dict:  # type: ignore[no-untyped-def, type-arg]

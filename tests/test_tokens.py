@@ -1,4 +1,4 @@
-"""Tokens are o200k_base tokens (SPEC §3, §11): counted by GitHub's bpe crate offline, equal to
+"""Tokens are o200k_base tokens (contract §3, §11): counted by GitHub's bpe crate offline, equal to
 tiktoken's own count with OpenAI's vocabulary, reported within 1% of the tokenizer's count of
 the Markdown served on every corpus page, and never exceeded by a cut read."""
 

@@ -1,4 +1,4 @@
-"""What an agent reads over MCP (SPEC §11), through the official client: every block it reads
+"""What an agent reads over MCP (contract §11), through the official client: every block it reads
 carries an anchor that `cite` takes as it is written."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Bearer tokens (SPEC §12, PAPERANCHOR_AUTH_TOKENS_FILE): REST, the pages and /mcp refuse a
+"""Bearer tokens (contract §12, PAPERANCHOR_AUTH_TOKENS_FILE): REST, the pages and /mcp refuse a
 request without a good token with 401 and `WWW-Authenticate`, serve one with it; /healthz and
 the protected resource metadata stay open; loopback stays open unless the server is public.
 Real HTTP on loopback, and the official MCP client with and without a token."""

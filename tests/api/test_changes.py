@@ -1,4 +1,4 @@
-"""What changed since another edition (SPEC §10) through every door: REST's `Changes`, its
+"""What changed since another edition (contract §10) through every door: REST's `Changes`, its
 CriticMarkup and its HTML page (in Chromium at 375 and 1280 px), `outline`, `read` and
 `references` with `since` over REST and MCP (the official client), on a constructed pair and on
 a corpus pair."""

@@ -1,4 +1,4 @@
-"""Citable answers (SPEC §4 cite): public permalinks and hashes for every source kind, cite by
+"""Citable answers (contract §4 cite): public permalinks and hashes for every source kind, cite by
 text over REST, MCP and the command line with identical answers; reads that always carry text;
 MCP details a client meets (GET /mcp, capabilities, the references shapes, the whole paper)."""
 

@@ -1,5 +1,5 @@
 """Whose request it is, for the rate limit: the peer's address, and X-Forwarded-For only with
-PAPERANCHOR_TRUST_PROXY=1 (SPEC §2), against real `paperanchor serve` processes."""
+PAPERANCHOR_TRUST_PROXY=1 (contract §2), against real `paperanchor serve` processes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Discovery over REST (SPEC §4, §6) against the replay of the recorded arXiv API feeds,
+"""Discovery over REST (contract §4, §6) against the replay of the recorded arXiv API feeds,
 Semantic Scholar answers and taxonomy: metadata, search, BibTeX, citations, categories,
 trends, and the outline's metadata while the API is slow, down or rate-limited."""
 
@@ -419,7 +419,7 @@ def test_the_outline_carries_the_papers_metadata(api, replay):
     outline = json_of(response, models.Outline)
     assert outline["metadata"] == api.get("/2104.12255v1/metadata.json").json()
     assert outline["metadata"]["title"] == "0"
-    # SPEC §10: the editions available, from the API's latest version
+    # contract §10: the editions available, from the API's latest version
     latest = outline["metadata"]["latestVersion"]
     assert outline["versions"] == list(range(1, latest + 1))
     # the metadata changes (a journal reference, a new version): kept an hour, not a year

@@ -1,4 +1,4 @@
-"""Discovery on the HTML pages (SPEC §8) in Debian's Chromium: the outline page's arXiv
+"""Discovery on the HTML pages (contract §8) in Debian's Chromium: the outline page's arXiv
 metadata and BibTeX link, the landing page's search box and its server-rendered results, a
 hostile search answer shown as text."""
 

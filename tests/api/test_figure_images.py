@@ -1,4 +1,4 @@
-"""Figures it can see (SPEC §11): `figure {…, image: true}` over MCP (the official client) sends
+"""Figures it can see (contract §11): `figure {…, image: true}` over MCP (the official client) sends
 the figure's images as image content, and REST serves the same bytes at
 `/{paper}/figures/{anchor}/{n}`: real image files served by the replay as arXiv's own site for a
 corpus paper, and from the local directory for a local one; an image over the cap, a non-image,

@@ -1,4 +1,4 @@
-"""The Host rule of SPEC §6 on a live server: a request whose `Host` is not one of the server's
+"""The Host rule of contract §6 on a live server: a request whose `Host` is not one of the server's
 names is refused 421 on every route, so a page elsewhere cannot read it through DNS rebinding."""
 
 from __future__ import annotations

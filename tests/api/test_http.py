@@ -1,4 +1,4 @@
-"""HTTP behaviours of SPEC §6 and §9: ETag and 304, Cache-Control by what was asked for,
+"""HTTP behaviours of contract §6 and §9: ETag and 304, Cache-Control by what was asked for,
 `Prefer: wait`, the per-client rate limit, and the metrics that count it all."""
 
 from __future__ import annotations

@@ -71,7 +71,7 @@ def test_the_inspector_calls_outline(served):
     assert code == 0 and result["isError"] is False
     outline = result["structuredContent"]
     assert outline["title"] == "Sparse Anchoring for Incremental Document Alignment"
-    # the compact outline (SPEC §11): one "tokens id number title" line a section
+    # the compact outline (contract §11): one "tokens id number title" line a section
     assert [line.split()[1] for line in outline["sections"]] == ["S1", "S2", "S3", "bib"]
     assert json.loads(result["content"][0]["text"]) == outline
 

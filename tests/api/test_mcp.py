@@ -1,4 +1,4 @@
-"""MCP (SPEC §7) with the official `mcp` client, over Streamable HTTP and over stdio: the seven
+"""MCP (contract §7) with the official `mcp` client, over Streamable HTTP and over stdio: the seven
 tools, their results equal to the REST answers for the same request, failures as `isError`."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from tests.conftest import ROOT
 
 # the reading tools, from the table every door is generated from (operations.py)
 TOOLS = [operation.name for operation in operations.listed("reader")]
-TOOLS_LIST_BUDGET = 1500  # o200k tokens of the tools/list answer (SPEC §7)
+TOOLS_LIST_BUDGET = 1500  # o200k tokens of the tools/list answer (contract §7)
 
 
 def session(target: Any, job: Callable[[Client], Awaitable[Any]]) -> Any:
@@ -135,7 +135,7 @@ def test_a_json_tools_structured_content_equals_the_rest_json(
 
     assert result.is_error is False and rest.status_code == 200
     expected = rest.json()
-    if tool == "outline":  # the outline an agent receives: the REST one, compact (SPEC §11)
+    if tool == "outline":  # the outline an agent receives: the REST one, compact (contract §11)
         expected = compact(expected)
     if tool == "search_paper":  # structured content is an object: the hit list is wrapped
         expected = {"hits": expected}

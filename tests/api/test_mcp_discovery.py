@@ -1,4 +1,4 @@
-"""The MCP tool sets (SPEC §7) with the official client: the seven by default, eleven with
+"""The MCP tool sets (contract §7) with the official client: the seven by default, eleven with
 PAPERANCHOR_TOOLS=all, the discovery tools' results equal to the REST answers, their failures
 as `isError`, and the eleven definitions under 2,400 tokens of tools/list."""
 
@@ -30,7 +30,7 @@ from tests.replay import page
 pytestmark = pytest.mark.usefixtures("corpus")
 
 DISCOVERY_TOOLS = [op.name for op in operations.listed("all") if op.name not in TOOLS]
-# o200k tokens of the tools/list answer with the discovery tools (SPEC §7)
+# o200k tokens of the tools/list answer with the discovery tools (contract §7)
 ELEVEN_BUDGET = 2400
 
 

@@ -1,4 +1,4 @@
-"""HTML pages (SPEC §8) in a real browser: Debian's Chromium, headless, driven by Playwright's
+"""HTML pages (contract §8) in a real browser: Debian's Chromium, headless, driven by Playwright's
 Python package (`executable_path`, no browser download), at a phone's 375 px."""
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def test_a_paper_from_arxiv_links_each_section_to_the_same_anchor_on_its_source_
     outline = http.get("/2501.11120v1/outline.json").json()
     first = outline["sections"][0]["id"]
 
-    # the public, versioned address (SPEC §4 permalink), not the upstream base it came from
+    # the public, versioned address (contract §4 permalink), not the upstream base it came from
     source = "https://arxiv.org/html/2501.11120v1"
     assert f'href="{source}#{first}"' in page
     assert f'href="{source}"' in page  # the paper's own source link
@@ -156,7 +156,7 @@ def test_a_paper_from_arxiv_links_each_section_to_the_same_anchor_on_its_source_
     assert 'class="source"' not in http.get("/local/full").text
 
 
-# -- the section page (SPEC §6) ------------------------------------------------------------
+# -- the section page (contract §6) ------------------------------------------------------------
 
 DESKTOP = {"width": 1280, "height": 900}
 WIDTHS = {"375px": PHONE, "1280px": DESKTOP}

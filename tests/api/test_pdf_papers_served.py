@@ -131,7 +131,7 @@ def test_a_corpus_pdf_is_served_over_rest_and_mcp_when_no_html_exists(
         reads = {}
         for section_id in tops:
             reads[section_id] = _ok(
-                # with the anchor markers an MCP read carries (SPEC §11)
+                # with the anchor markers an MCP read carries (contract §11)
                 http.get(f"/{idv}/sections/{quote(section_id)}.json?maxTokens=100000&anchors=1")
             )
             heading, _, body = MARKER_LINE.sub("", reads[section_id]["markdown"]).partition("\n\n")
@@ -172,7 +172,7 @@ def test_a_corpus_pdf_is_served_over_rest_and_mcp_when_no_html_exists(
     mcp_outline, *mcp_reads = results[: 1 + len(tops)]
     mcp_cite, mcp_hits, mcp_references = results[1 + len(tops) :]
     assert mcp_outline.structured_content is not None
-    compacted = compact(again)  # the outline an agent receives (SPEC §11)
+    compacted = compact(again)  # the outline an agent receives (contract §11)
     assert {k: mcp_outline.structured_content.get(k) for k in _STABLE} == {
         k: compacted.get(k) for k in _STABLE
     }

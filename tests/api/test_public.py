@@ -1,4 +1,4 @@
-"""Public mode (SPEC §12, issue 25): a server anyone can reach serves a paper's text only where
+"""Public mode (contract §12, issue 25): a server anyone can reach serves a paper's text only where
 its licence allows, and names the licence and the arXiv link where it does not. Through a real
 server on loopback (REST, the pages) and the official MCP client, with corpus pages replayed as
 arXiv serves them: 2402.08939v1 under CC BY 4.0, 2401.16380v1 under arXiv's non-exclusive

@@ -1,4 +1,4 @@
-"""Re-anchoring across editions (SPEC §10) through every door: a paragraph of one edition cited
+"""Re-anchoring across editions (contract §10) through every door: a paragraph of one edition cited
 in the other for each status, a deleted paragraph answered not-found with its closest passage,
 twin paragraphs told apart by their context, a stored Cite re-anchored in another edition.
 The editions are the constructed pairs of fixtures/editions, served as local documents."""

@@ -1,4 +1,4 @@
-"""References that lead on (SPEC §11): entries whose arXiv id the page does not print get one
+"""References that lead on (contract §11): entries whose arXiv id the page does not print get one
 from Semantic Scholar's list of the paper's references, matched by title (at least 90 of 100),
 one request per paper, kept a day; through the replay (real HTTP on loopback) and the official
 MCP client. Hostile or absent answers leave the bibliography as the page has it."""

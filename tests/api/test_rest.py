@@ -1,4 +1,4 @@
-"""REST (SPEC §6, §9) through a real server on a loopback port: every route, its answer's shape,
+"""REST (contract §6, §9) through a real server on a loopback port: every route, its answer's shape,
 and each of its error codes in the route's wire form."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A Cite's textFragment (SPEC §10) in a real browser: Debian's Chromium, headless, opens the
+"""A Cite's textFragment (contract §10) in a real browser: Debian's Chromium, headless, opens the
 corpus page (served by the replay as arXiv) at the fragment's text directive alone, without
 the element id, and scrolls to that paragraph; a directive whose words are not on the page
 does not move it."""

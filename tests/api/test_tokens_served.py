@@ -1,6 +1,6 @@
 """Through the official MCP client, on every corpus page: the outline's `tokens` of the paper
 and of each section are within 1% of the o200k count of the Markdown `read` answers for it
-(SPEC §11) less its anchor markers, which cost at most 6 tokens a block on top (docs/agents.md),
+(contract §11) less its anchor markers, which cost at most 6 tokens a block on top (docs/agents.md),
 and a default `read` stays within its 8,000 tokens."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What changed between two editions (SPEC §10), on their alignment: constructed pairs whose
+"""What changed between two editions (contract §10), on their alignment: constructed pairs whose
 truth is known by construction, a pair that differs only in rendering, and every corpus pair."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The discovery settings (SPEC §2): upstream URLs, Semantic Scholar's key, gaps, tool sets."""
+"""The discovery settings (contract §2): upstream URLs, Semantic Scholar's key, gaps, tool sets."""
 
 from __future__ import annotations
 

@@ -61,9 +61,9 @@ def test_counts_equal_the_manifest(name: str) -> None:
     document = parsed(f"html/{name}")
     found = counts(document)
     root = page_root(f"html/{name}")
-    # SPEC counts `\paragraph` units as sections; the manifest's rule leaves them out.
+    # The contract counts `\paragraph` units as sections; the manifest's rule leaves them out.
     assert found["sections"] - _paragraph_units(document) == int(row["n_sections"])
-    # The manifest's figure, table and bibliography rules are SPEC's, but for the figure
+    # The manifest's figure, table and bibliography rules are the contract's, but for the figure
     # panels inside a table float (2604.15597v1's six tables of icons): the manifest counts
     # each as an outermost `figure.ltx_figure`, the tree as a panel of its table.
     in_tables = root.xpath(

@@ -1,5 +1,5 @@
 """A local page read from its `file:` URL (stdio, the command line) keeps the images beside it
-as `file:` URLs (SPEC §7), and nothing else of the machine: a hostile page's sources that
+as `file:` URLs (contract §7), and nothing else of the machine: a hostile page's sources that
 leave the page's folder, name a host or hide `..` are dropped."""
 
 from __future__ import annotations

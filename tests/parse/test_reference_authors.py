@@ -1,6 +1,6 @@
 """A bibliography entry of one block keeps its authors in the IEEE / APS form (initials first,
 `A. B. Name, C. Name, and D. Name, “Title,” …`) and the astronomy form (name first,
-`Name, A. B., Name, C., & Name, D. 2006, …`), on every corpus page (SPEC §11)."""
+`Name, A. B., Name, C., & Name, D. 2006, …`), on every corpus page (contract §11)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Hostile LaTeXML-looking pages, generated: each abuses one rule of the parser (SPEC §3 Limits).
+"""Hostile LaTeXML-looking pages, generated: each abuses one rule of the parser
+(contract §3 Limits).
 
 `python -m tests.reliability.hostile_pages DIR` writes them to DIR as `<name>.html`, so a
 server's local directory can serve them; `measure NAME` parses and renders one in this process

@@ -1,4 +1,4 @@
-"""Bad input over REST and MCP: each gets its SPEC §9 error, nothing but the configured
+"""Bad input over REST and MCP: each gets its contract §9 error, nothing but the configured
 upstreams is contacted (the replay's log, and the loopback guard), and nothing is cached.
 
 Each case is one hostile or broken value, sent as a raw request target (so that no client
@@ -254,7 +254,7 @@ def assert_only_the_upstreams_were_asked(replay: Any, elsewhere: list[str]) -> N
 
 def assert_nothing_but_local_parses_is_cached(cache: Path) -> None:
     entries = cache_entries(cache)
-    # "no such paper" is remembered for PAPERANCHOR_NOT_FOUND_TTL_S (SPEC §2), nothing else
+    # "no such paper" is remembered for PAPERANCHOR_NOT_FOUND_TTL_S (contract §2), nothing else
     missing = {key: ttl for key, ttl in entries.items() if key.startswith("missing:")}
     assert all(ttl is not None and 0 < ttl <= 600 for ttl in missing.values()), missing
     keys = [key for key in entries if key not in missing]

@@ -1,4 +1,4 @@
-"""Hostile pages cost bounded time and memory, in the parser and in a running server (SPEC §3
+"""Hostile pages cost bounded time and memory, in the parser and in a running server (contract §3
 Limits), while `/healthz` keeps answering.
 
 The bounds asserted are loose (a busy CI machine must not fail them); the figures measured are

@@ -1,4 +1,4 @@
-"""Markup in a paper, or in a request, renders as text on the pages (SPEC §8), checked in
+"""Markup in a paper, or in a request, renders as text on the pages (contract §8), checked in
 Debian's Chromium with JavaScript on: no dialog opens, no element is injected.
 
 Two papers: the fixture `xss` (markup in the title, an author, a section title and a figure

@@ -1,4 +1,4 @@
-"""Anchor markers (SPEC §11): every citable block a read shows opens with `<!--¶N-->`, which
+"""Anchor markers (contract §11): every citable block a read shows opens with `<!--¶N-->`, which
 `cite` takes verbatim, at a few o200k tokens a block, over every corpus page."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from tests.corpus_pages import PAPER_PAGES, fixture_path, parsed
 
 MARKER = re.compile(r"<!--(¶[0-9]+)-->")
 MARKER_LINE = re.compile(r"<!--¶[0-9]+-->\n\n")
-TOKENS_A_BLOCK = 6  # SPEC §11: at most six tokens a block on average
+TOKENS_A_BLOCK = 6  # contract §11: at most six tokens a block on average
 
 
 def _paper(name: str) -> Paper:

@@ -1,4 +1,4 @@
-"""CriticMarkup of two editions (SPEC §10): read back by a CriticMarkup reader, the marks give
+"""CriticMarkup of two editions (contract §10): read back by a CriticMarkup reader, the marks give
 both editions' Markdown exactly, the paper's own text never makes a mark, and a hostile pair of
 huge paragraphs costs bounded time and memory."""
 

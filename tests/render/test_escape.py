@@ -1,4 +1,4 @@
-"""The paper's text stays text (SPEC §3): our Markdown, rendered back by a CommonMark renderer
+"""The paper's text stays text (contract §3): our Markdown, rendered back by a CommonMark renderer
 (markdown-it-py with GFM tables, footnotes and dollar math, as a reader would render it),
 yields the paper's words and no element or URL scheme the paper did not put there."""
 

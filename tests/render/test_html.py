@@ -1,5 +1,5 @@
-"""The section page's HTML (SPEC §6): the paper's text stays text, math becomes MathML through an
-allowlist, every cost is bounded, and a reader can move between sections."""
+"""The section page's HTML (contract §6): the paper's text stays text, math becomes MathML
+through an allowlist, every cost is bounded, and a reader can move between sections."""
 
 from __future__ import annotations
 

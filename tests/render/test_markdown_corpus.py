@@ -37,7 +37,7 @@ def _alnum(text: str) -> str:
 
 
 def _entry_numbers(root) -> dict[str, tuple[str, str]]:  # type: ignore[no-untyped-def]
-    """Bibliography entry id -> (its printed tag, the number SPEC §5 gives it)."""
+    """Bibliography entry id -> (its printed tag, the number contract §5 gives it)."""
     found: dict[str, tuple[str, str]] = {}
     for biblist in root.xpath(f"//*[{has_class('ltx_biblist')}]"):
         for position, item in enumerate(biblist.xpath("./li"), 1):
@@ -50,7 +50,7 @@ def _entry_numbers(root) -> dict[str, tuple[str, str]]:  # type: ignore[no-untyp
 def _page_text(el, entries=None) -> str:  # type: ignore[no-untyped-def]
     """An element's words as a reader sees them, without math, notes or pictures; with
     `entries`, a citation whose link text is not its entry's printed label (a BibTeX key,
-    SPEC §3) reads as the entry's number."""
+    contract §3) reads as the entry's number."""
     out: list[str] = []
 
     def walk(node) -> None:  # type: ignore[no-untyped-def]

@@ -76,7 +76,7 @@ def render_js(documents: list[str]) -> list[dict[str, str]]:
     return rendered
 
 
-# The one comment our Markdown writes: an anchor marker (SPEC §11), `<!--¶12-->`.
+# The one comment our Markdown writes: an anchor marker (contract §11), `<!--¶12-->`.
 MARKER_COMMENT = re.compile(r"^¶[0-9]+$")
 
 
