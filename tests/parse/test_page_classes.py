@@ -205,6 +205,17 @@ def test_every_author_of_a_block_of_many_is_read_and_no_affiliation(
     assert parsed(name).authors == authors
 
 
+def test_the_manyauthors_fixture_reads_both_shapes_of_a_block_of_many_authors() -> None:
+    document = parse_document(fixture_path("manyauthors").read_bytes())
+    assert document.authors == (
+        # tabulars: a sans-serif name with a mark or none, over its affiliation
+        "Linnea Sandoval", "Tariq Okafor", "Wen Haruki",
+        # bold names with marks on two lines, then "Riverbend Research Laboratory" and
+        # "Eastmoor University" each after its mark, and an e-mail
+        "Marta Quispe", "Oskar Lindgren", "Ines Carvalho", "Dmitri Volkov", "Aiyana Redcloud",
+    )  # fmt: skip
+
+
 def _creators(html: bytes) -> list[etree._Element]:
     root = etree.fromstring(html, etree.HTMLParser(huge_tree=True))
     return list(root.xpath(f"//*[{has_class('ltx_creator')}]"))
