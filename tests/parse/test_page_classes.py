@@ -205,6 +205,44 @@ def test_every_author_of_a_block_of_many_is_read_and_no_affiliation(
     assert parsed(name).authors == authors
 
 
+BR = "<br class='ltx_break'>"
+TABULAR = (
+    "<span class='ltx_tabular'><span class='ltx_tr'><span class='ltx_td'>{}</span></span>"
+    "<span class='ltx_tr'><span class='ltx_td'>{}</span></span></span>"
+)
+
+
+@pytest.mark.parametrize(
+    ("person", "authors"),
+    [
+        # marked names go on across breaks until a line that opens with its mark
+        (f"Ana Souza<sup>1</sup> Bruno Lima<sup>2</sup>{BR}Carla Dias<sup>1</sup>{BR}"
+         f"<sup>1</sup>Rua A<sup>2</sup>Rua B", ("Ana Souza", "Bruno Lima", "Carla Dias")),
+        # a line without marks after marked names is no names
+        (f"Ana Souza<sup>1</sup>{BR}Bruno Lima", ("Ana Souza",)),
+        # nor one after unmarked names, unless the list goes on after a comma
+        (f"Ana Souza{BR}Bruno Lima", ("Ana Souza",)),
+        (f"Ana Souza, Bruno Lima,{BR}Carla Dias", ("Ana Souza", "Bruno Lima", "Carla Dias")),
+        (f"Ana Souza,{BR}Rua A", ("Ana Souza",)),  # one name and a comma is no list
+        # tabulars: one author each; later lines of tabulars too, but not after a first line
+        # without any
+        (TABULAR.format("Ana Souza", "Rua A") + TABULAR.format("Bruno Lima", "Rua B") + BR
+         + TABULAR.format("Carla Dias", "Rua C"), ("Ana Souza", "Bruno Lima", "Carla Dias")),
+        (f"Ana Souza{BR}" + TABULAR.format("Rua A", "Vitória"), ("Ana Souza",)),
+        # an IEEE grade in its own span; an em space between names
+        ("Ana Souza, <span class='ltx_text ltx_font_italic'>Senior Member, IEEE</span>, "
+         "Bruno Lima\u2003Carla Dias", ("Ana Souza", "Bruno Lima", "Carla Dias")),
+    ],
+)  # fmt: skip
+def test_the_author_markup_rules_on_crafted_blocks(person: str, authors: tuple[str, ...]) -> None:
+    block = (
+        "<div class='ltx_authors'><span class='ltx_creator ltx_role_author'>"
+        f"<span class='ltx_personname'>{person}</span></span></div>"
+    )
+    document = parse_document(_page("<div class='ltx_para'><p class='ltx_p'>x</p></div>", block))
+    assert document.authors == authors
+
+
 def test_the_manyauthors_fixture_reads_both_shapes_of_a_block_of_many_authors() -> None:
     document = parse_document(fixture_path("manyauthors").read_bytes())
     assert document.authors == (

@@ -110,9 +110,9 @@ def parse_authors(creators: list[HtmlElement]) -> tuple[str, ...]:
                 # The first line holds names, and so does each next line written like it;
                 # after them a line starts another author only after an author separator
                 # (`\And` prints as `&`), the rest being affiliations.
-                marked = _NAME_THEN_MARK.search(lines[0]) is not None
+                shape = (_NAME_THEN_MARK.search(lines[0]) is not None, _TABLE in lines[0])
                 count = 1
-                while count < len(lines) and _more_names(lines[count - 1], lines[count], marked):
+                while count < len(lines) and _more_names(lines[count - 1], lines[count], shape):
                     count += 1
                 candidates = lines[:count]
                 for line in lines[count:]:
@@ -123,14 +123,15 @@ def parse_authors(creators: list[HtmlElement]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _more_names(previous: str, line: str, marked: bool) -> bool:
+def _more_names(previous: str, line: str, shape: tuple[bool, bool]) -> bool:
     """Whether a line after a break, following lines of names, holds names too: it is written
-    like them (names each ending with a mark when the first line's do, or authors' tabulars),
-    or the list of names before the break goes on after a comma; an affiliation opens with its
-    mark."""
+    like the first (its names end with marks, or it holds authors' tabulars, as the first line
+    does: `shape`), or the list of names before the break goes on after a comma; an affiliation
+    opens with its mark."""
+    marked, tabular = shape
     if _OPENS_WITH_MARK.match(line):
         return False
-    if _TABLE in line:
+    if tabular and _TABLE in line:
         return True
     if marked and _NAME_THEN_MARK.search(line):
         return True
