@@ -109,6 +109,15 @@ def test_the_json_routes_answer_what_the_spec_says_for_a_fixture(http, server):
     assert http.get("/local/full/search.json", params={"q": "zyzzyva"}).json() == []
 
 
+def test_the_outline_names_every_author_of_blocks_that_hold_many(http):
+    # fixtures/src/manyauthors: a tabular per author, then lines of bold names with marks
+    outline = json_of(http.get("/local/manyauthors/outline.json"), models.Outline)
+    assert outline["authors"] == [
+        "Linnea Sandoval", "Tariq Okafor", "Wen Haruki",
+        "Marta Quispe", "Oskar Lindgren", "Ines Carvalho", "Dmitri Volkov", "Aiyana Redcloud",
+    ]  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("path", "starts"),
     [

@@ -150,6 +150,40 @@ def ampersand_authors(count: int = 50_000) -> bytes:
     return _page(creator + _section("S1", "1", "Text", "<p class='ltx_p'>Body.</p>"))
 
 
+def _author_block(name: str) -> bytes:
+    creator = (
+        "<div class='ltx_authors'><span class='ltx_creator ltx_role_author'>"
+        f"<span class='ltx_personname'>{name}</span></span></div>"
+    )
+    return _page(creator + _section("S1", "1", "Text", "<p class='ltx_p'>Body.</p>"))
+
+
+def marked_authors(count: int = 20_000) -> bytes:
+    """One author block of 20,000 lines of bold names that each end with ten marks (`sup`s, then
+    math), every line written like the first: the name lines' worst."""
+    line = (
+        "<span class='ltx_text ltx_font_bold'>Ada Byron {i}" + "<sup class='ltx_sup'>1</sup>" * 10
+        + "\u2002Alan Turing {i}<math><mi>a</mi></math></span><br class='ltx_break'>"
+    )  # fmt: skip
+    return _author_block("".join(line.format(i=i) for i in range(count)))
+
+
+def tabular_authors(count: int = 20_000) -> bytes:
+    """One author block of 20,000 authors' tabulars (a name row over two affiliation rows), the
+    first one's name row holding tabulars nested 2,000 deep: the tabulars' worst."""
+    nested = "<span class='ltx_tabular'><span class='ltx_tr'><span class='ltx_td'>x" * 500
+    nested += "</span></span></span>" * 500
+    table = (
+        "<span class='ltx_tabular'><span class='ltx_tr'><span class='ltx_td'>Ada Byron {i}"
+        "<sup class='ltx_sup'>1</sup>{nested}</span></span><span class='ltx_tr'><span "
+        "class='ltx_td'>Harbourside Institute</span></span><span class='ltx_tr'><span "
+        "class='ltx_td'>Upland</span></span></span>\u2003"
+    )
+    return _author_block(
+        "".join(table.format(i=i, nested=nested if i == 0 else "") for i in range(count))
+    )
+
+
 def math_labels(count: int = 2_000) -> bytes:
     """2,000 bibliography entries whose labels hold 50 math superscripts each, all cited."""
     math = "<math><semantics><msup><mi></mi><mo>+</mo></msup><annotation>{}^{+}</annotation>"
@@ -257,6 +291,8 @@ PAGES: dict[str, Callable[[], bytes]] = {
     "debris-text": debris_text,
     "loose-acknowledgements": loose_acknowledgements,
     "ampersand-authors": ampersand_authors,
+    "marked-authors": marked_authors,
+    "tabular-authors": tabular_authors,
     "math-labels": math_labels,
     "crowded-head": crowded_head,
     "year-digits": year_digits,

@@ -34,12 +34,33 @@ _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 # undefined macro (`ltx_ERROR`) that `_lines` marks with _BREAK. Inside a line after the names,
 # an "&" with a space after it is the affiliation's own ("Cosmo-Ufes & Universidade Federal").
 _BREAK = "\u2063"
+# What else of the markup ends a name, as `_lines` marks it in the text (invisible operators,
+# which no name holds; the page's own are dropped): a superscript mark (`sup`, math) after it
+# (_MARK), a top-level span or an en or em space (`\enspace`, `\quad`: "Laban \u2003Tobias
+# Schnabel", 2604.15597v1) (_PIECE), an author's own tabular, whose first row is the name
+# (_TABLE, agd).
+_TABLE = "\u2061"
+_PIECE = "\u2062"
+_MARK = "\u2064"
+_TEXT = {
+    **dict.fromkeys(range(0x2061, 0x2065)),
+    0x2002: _PIECE,
+    0x2003: _PIECE,
+}
 _AUTHOR_BREAK = re.compile(r"^\s*&|(?<!\S)&(?=\S)|\u2063|\\AND|\\And")
-_NAME_SPLIT = re.compile(r"\s*(?:,|;|\band\b|&|\u2063|\\AND|\\And|\\and)\s*")
+_NAME_SPLIT = re.compile(r"\s*(?:,|;|\band\b|&|[\u2061-\u2064]|\\AND|\\And|\\and)\s*")
 _SEPARATOR_MACROS = frozenset({"\\And", "\\AND", "\\and"})
 _NOT_A_NAME = re.compile(
     r"[@{}\\]|https?:|university|institute|department|school|college|"
     r"laboratory|lab\b|inc\.|corp|usa|china",
+    re.IGNORECASE,
+)
+# A line of names ends each with a mark; an affiliation line opens with its mark.
+_OPENS_WITH_MARK = re.compile(r"[\s,\u2061\u2062]*\u2064")
+_NAME_THEN_MARK = re.compile(r"[^\s,\u2061-\u2064]\s*\u2064")
+# IEEEtran's `\IEEEmembership{Member, IEEE}` between the names (2404.09516v1) is no name
+_IEEE_GRADE = re.compile(
+    r"(?:(?:life|senior|student|graduate|associate)\s+)*(?:member|fellow),?\s*ieee",
     re.IGNORECASE,
 )
 
@@ -86,10 +107,15 @@ def parse_authors(creators: list[HtmlElement]) -> tuple[str, ...]:
                 lines = _lines(person)
                 if not lines:
                     break
-                # The first line holds names; a later line starts another author only after
-                # an author separator (`\And` prints as `&`), the rest being affiliations.
-                candidates = [lines[0]]
-                for line in lines[1:]:
+                # The first line holds names, and so does each next line written like it;
+                # after them a line starts another author only after an author separator
+                # (`\And` prints as `&`), the rest being affiliations.
+                shape = (_NAME_THEN_MARK.search(lines[0]) is not None, _TABLE in lines[0])
+                count = 1
+                while count < len(lines) and _more_names(lines[count - 1], lines[count], shape):
+                    count += 1
+                candidates = lines[:count]
+                for line in lines[count:]:
                     candidates.extend(_AUTHOR_BREAK.split(line)[1:])
                 for candidate in candidates:
                     names.extend(_names(candidate))
@@ -97,48 +123,96 @@ def parse_authors(creators: list[HtmlElement]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+def _more_names(previous: str, line: str, shape: tuple[bool, bool]) -> bool:
+    """Whether a line after a break, following lines of names, holds names too: it is written
+    like the first (its names end with marks, or it holds authors' tabulars, as the first line
+    does: `shape`), or the list of names before the break goes on after a comma; an affiliation
+    opens with its mark."""
+    marked, tabular = shape
+    if _OPENS_WITH_MARK.match(line):
+        return False
+    if tabular and _TABLE in line:
+        return True
+    if marked and _NAME_THEN_MARK.search(line):
+        return True
+    return previous.rstrip(f" {_PIECE}{_MARK}").endswith(",") and len(_names(previous)) > 1
+
+
 # Bounds of what is read of one author's block; the largest in the corpus is 9 levels deep,
 # 28 lines and 2,536 characters (an author block that lists every affiliation).
 _NAME_DEPTH = 16
 _NAME_LINES = 64
 _NAME_CHARS = 4000
+# An author's tabular finds its first row in its first few elements (tabular, tbody, row)
+_ROW_LOOK = 8
 
 
 def _lines(person: HtmlElement) -> list[str]:
-    """The person-name text split at its own line breaks, with notes, marks and contacts dropped.
+    """The person-name text split at its own line breaks, with notes and contacts dropped and
+    the ends of names marked (_MARK, _PIECE, _TABLE).
 
-    A break nested inside a name's own span separates two names rather than starting the
-    affiliation lines, and so does the boundary between two top-level name spans.
+    Of an author's tabular only the first row is read, its name; the later rows are the
+    affiliation.
     """
     lines: list[str] = [""]
 
+    def add(text: str) -> None:
+        text = text[:_NAME_CHARS]
+        lines[-1] += text if text.isascii() else text.translate(_TEXT)
+
     def walk(node: HtmlElement, depth: int) -> None:
-        if depth > _NAME_DEPTH or len(lines) > _NAME_LINES or len(lines[-1]) > _NAME_CHARS:
-            return  # no author's name is this deep or this long: a hostile page's is cut here
+        if depth > _NAME_DEPTH:
+            return  # no author's name is this deep: a hostile page's is cut here
         if node.text:
-            lines[-1] += node.text
+            add(node.text)
         for child in node:
+            if len(lines) > _NAME_LINES or len(lines[-1]) > _NAME_CHARS:
+                return  # nor this long
             if isinstance(child.tag, str):
                 ccls = classes(child)
                 tag = tag_of(child)
                 if tag == "br" or "ltx_break" in ccls:
-                    if depth == 0:
-                        lines.append("")
-                    else:
-                        lines[-1] += ", "
+                    lines.append("")
                 elif "ltx_ERROR" in ccls and (child.text or "").strip() in _SEPARATOR_MACROS:
                     lines[-1] += f" {_BREAK}"
-                elif tag in ("sup", "math") or ccls & _NAME_NOISE:
+                elif tag in ("sup", "math"):
+                    lines[-1] += _MARK
+                elif ccls & _NAME_NOISE or _is_grade(child):
                     pass
+                elif "ltx_tabular" in ccls:
+                    lines[-1] += _TABLE
+                    row = _first_row(child)
+                    if row is not None:
+                        walk(row, depth + 1)
+                    lines[-1] += _TABLE
                 else:
                     walk(child, depth + 1)
                     if depth == 0:
-                        lines[-1] += ", "
+                        lines[-1] += _PIECE
             if child.tail:
-                lines[-1] += child.tail
+                add(child.tail)
 
     walk(person, 0)
-    return [squash(line).strip() for line in lines if line.strip(" ,\n\t")]
+    return [squash(line).strip() for line in lines if line.strip(" ,\n\t\u2061\u2062")]
+
+
+def _first_row(table: HtmlElement) -> HtmlElement | None:
+    for count, element in enumerate(table.iter()):
+        if count > _ROW_LOOK:
+            break
+        if element.tag == "tr" or "ltx_tr" in classes(element):
+            return element
+    return None
+
+
+def _is_grade(element: HtmlElement) -> bool:
+    text = element.text
+    return (
+        len(element) == 0
+        and text is not None
+        and len(text) < 64
+        and _IEEE_GRADE.fullmatch(text.strip()) is not None
+    )
 
 
 def _names(line: str) -> list[str]:
