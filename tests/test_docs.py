@@ -51,7 +51,7 @@ def test_readme_docs_help_and_package_strings_point_at_nothing_outside_the_repos
 
 def test_the_check_finds_a_pointer_in_a_string_and_not_in_a_longer_word(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
-    module.write_text('_TEX_SPECIAL = 1\nx = f"see contract §4 {_TEX_SPECIAL}"\n', encoding="utf-8")
+    module.write_text('_TEX_SPECIAL = 1\nx = f"see SPEC §4 {_TEX_SPECIAL}"\n', encoding="utf-8")
     assert [text for _, text in _package_strings(module) if OUTSIDE.search(text)] != []
     module.write_text('_TEX_SPECIAL = "a"\n', encoding="utf-8")
     assert [text for _, text in _package_strings(module) if OUTSIDE.search(text)] == []
