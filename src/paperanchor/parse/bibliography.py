@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import repeat
 from typing import Any
 
 from lxml import etree
@@ -96,7 +97,7 @@ def parse_entry(item: HtmlElement, ctx: ParseContext, position: int) -> Referenc
     label = ""
     blocks: list[HtmlElement] = []
     first_label = ctx.bib_labels.get(item)  # read before the body (entry_numbers)
-    for child in children(item):
+    for child in item.iterchildren(etree.Element):
         cls = classes(child)
         if not label and "ltx_tag" in cls:
             label = printed_text(child) if first_label is None else first_label
@@ -118,12 +119,17 @@ def reference_of(
     LaTeXML gives the blocks (`\\newblock`); the PDF parser cuts a plain-text entry into
     blocks at its sentence ends and passes no links.
     """
-    text = " ".join([b.text for b in block_texts if b.text]).strip()
+    texts = [b.text for b in block_texts]
+    text = " ".join([t for t in texts if t]).strip()
     markdown = " ".join([b.markdown for b in block_texts if b.markdown]).strip()
     author_year, number = _label_reading(label, position)
     arxiv = _arxiv(text, hrefs)
     doi = _doi(text, hrefs)
-    url = next((h for h in hrefs if h.startswith(("http://", "https://"))), None)
+    url = None
+    for href in hrefs:  # two entries in three have none
+        if href.startswith(("http://", "https://")):
+            url = href
+            break
     if url is None and "http" in text:  # _URL's literal start, tested in C
         found = _URL.search(text)
         url = found.group(0).rstrip(_TRAILING) if found else None
@@ -131,11 +137,11 @@ def reference_of(
     # the authors are at the start: a hostile entry of a million names is read that far
     head = text[:AUTHOR_SCAN_CHARS]
     authors = (
-        _authors(block_texts[0].text[:AUTHOR_SCAN_CHARS] if block_texts else "")
-        if len(block_texts) > 1
+        _authors(texts[0][:AUTHOR_SCAN_CHARS])
+        if len(texts) > 1
         else _leading_names(head) or _authors(head.split(". ")[0])
     )
-    title = _title([b.text for b in block_texts])
+    title = _title(texts)
     return Reference(ref_id, number, label, text, markdown, authors, title, year, arxiv, doi, url)
 
 
@@ -206,14 +212,19 @@ def _authors(block: str) -> tuple[str, ...]:
     block = _without_et_al(block).strip(_TRAILING)
     if not block:
         return ()
-    parts = [p.strip(_TRAILING) for p in _AUTHOR_SPLIT.split(block)]  # _TRAILING has " "
-    parts = [p for p in parts if p]
+    parts = [part for p in _AUTHOR_SPLIT.split(block) if (part := p.strip(_TRAILING))]  # has " "
+    if not parts:
+        return ()
+    # one test where no digit is (a year ends a block): every part is a piece of the block
+    digits = _has_digit(block)
     names: list[str] = []
     index = 0
-    if all(" " in part for part in parts[:-1]):
+    if all(map(str.__contains__, parts[:-1], repeat(" "))):
         # whole names only ("Aman Madaan"): no part is a surname that initials follow
         head = parts[:-1]  # names with a space, so longer than one character
-        if not _has_digit(" ".join(head)):  # one test where no digit is (a year ends a block)
+        if not digits:
+            return tuple(parts) if len(parts[-1]) > 1 else tuple(head)
+        if not _has_digit(" ".join(head)):
             return (*head, *(n for n in parts[-1:] if len(n) > 1 and not _has_digit(n)))
         index, names = len(parts), parts
     while index < len(parts):
@@ -231,6 +242,8 @@ def _authors(block: str) -> tuple[str, ...]:
             continue
         names.append(part)
         index += 1
+    if not digits:
+        return tuple(n for n in names if len(n) > 1)
     return tuple(n for n in names if len(n) > 1 and not _has_digit(n))
 
 
@@ -286,7 +299,7 @@ def _leading_names(text: str) -> tuple[str, ...]:
     periods: initials first (`A. B. Name, C. Name, and D. Name, “Title,” …`, IEEE and APS) or
     name first (`Name, A. B., Name, C., and Name, D. Title …`); () when it has neither."""
     # `A., & Name` splits twice: no empty segment between
-    segments = [s for s in (p.strip() for p in _AUTHOR_SPLIT.split(text)) if s]
+    segments = [segment for p in _AUTHOR_SPLIT.split(text) if (segment := p.strip())]
     if len(segments) > 1 and _is_surname(segments[0]) and _INITIAL.match(segments[1]):
         return _name_first(segments)
     names: list[str] = []
@@ -360,10 +373,13 @@ def _is_name_words(words: list[str], start: int = 0) -> bool:
     return True
 
 
+_QUOTED = re.compile(r"[“\"]([^”\"]{4,})[”\"]")
+
+
 def _title(blocks: list[str]) -> str | None:
     if len(blocks) > 1:
-        title = blocks[1].strip(_TRAILING + " ")
+        title = blocks[1].strip(_TRAILING)
         return title or None
     text = blocks[0] if blocks else ""
-    quoted = re.search(r"[“\"]([^”\"]{4,})[”\"]", text)
+    quoted = _QUOTED.search(text)
     return quoted.group(1).strip(_TRAILING) if quoted else None

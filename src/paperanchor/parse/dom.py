@@ -209,7 +209,9 @@ _INVISIBLE = dict.fromkeys(range(0x2061, 0x2065))
 def printed_text(el: HtmlElement) -> str:
     """An element's plain text as printed: math as its characters (`HNA` + `{}^{+}` + `17` is
     `HNA+17`), never its annotations (the llamapun `start_FLOATSUPERSCRIPT` words)."""
-    if next(el.iterdescendants("{*}math"), None) is None:  # in C; `{*}` takes no namespace too
+    # an element without children (most labels) holds no math: no iterator is built for it
+    # (`{*}` takes no namespace too; the search is made in C)
+    if not len(el) or next(el.iterdescendants("{*}math"), None) is None:
         return text_of(el)
     out: list[str] = []
     stack: list[tuple[HtmlElement, bool]] = [(el, True)]
