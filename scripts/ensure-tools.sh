@@ -49,8 +49,12 @@ if command -v kpsewhich >/dev/null 2>&1 && ! kpsewhich booktabs.sty natbib.sty >
   programs+=("booktabs.sty")
   packages+=(texlive-latex-recommended)
 fi
-# REVTeX and IEEEtran, the classes of two PDF fixtures (tests/test_fixture_pdfs.py)
-if command -v kpsewhich >/dev/null 2>&1 && ! kpsewhich revtex4-2.cls IEEEtran.cls >/dev/null 2>&1; then
+# REVTeX and IEEEtran, the classes of two PDF fixtures (tests/test_fixture_pdfs.py): looked for
+# with TeX's kpsewhich; on a machine without TeX they come with it, in the same install (else a
+# first `make test` on a fresh machine would find them only on its second run)
+if ! command -v pdflatex >/dev/null 2>&1; then
+  packages+=(texlive-publishers)
+elif command -v kpsewhich >/dev/null 2>&1 && ! kpsewhich revtex4-2.cls IEEEtran.cls >/dev/null 2>&1; then
   programs+=("revtex4-2.cls")
   packages+=(texlive-publishers)
 fi

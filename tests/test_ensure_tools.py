@@ -68,10 +68,16 @@ def test_nothing_is_done_or_said_when_every_program_is_there(tmp_path):
         (["chromium", "latexmlc"], "chromium latexml"),
         (
             ["pdflatex", "bibtex", "pdftotext"],
+            # without TeX, REVTeX and IEEEtran come in the same install
             "texlive-latex-base texlive-latex-recommended texlive-fonts-recommended "
-            "texlive-bibtex-extra poppler-utils",
+            "texlive-bibtex-extra poppler-utils texlive-publishers",
         ),
         (["make", "redis-server", "npx"], "make redis-server nodejs npm"),
+        (
+            ["pdflatex"],
+            "texlive-latex-base texlive-latex-recommended texlive-fonts-recommended "
+            "texlive-publishers",
+        ),
     ],
 )
 def test_as_root_on_debian_only_the_missing_programs_packages_are_installed(
