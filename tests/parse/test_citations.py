@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 
 from paperanchor import service
 from paperanchor.paper import LoadedPaper, Paper
 from paperanchor.parse import parse_document
+from paperanchor.tree import Text
 from tests.corpus_pages import PAIR_PAGES, PAPER_PAGES, fixture_path, page_root, parsed
 
 
@@ -97,3 +100,38 @@ def test_a_caption_that_cites_names_its_figure() -> None:
     )
     document = parse_document(html)
     assert service.references(_paper(document), "1")["citedIn"] == ["S1.F1"]
+
+
+def test_a_footnote_mark_repeated_costs_its_citations_once() -> None:
+    # hostile: one footnote citing 2,000 entries, its mark repeated 2,000 times; each mark
+    # copying the citations would hold 4,000,000
+    entries = 2000
+    cites = "".join(f"<a class='ltx_ref' href='#bib.bib{i}'>{i}</a>" for i in range(entries))
+    note = (
+        "<span class='ltx_note ltx_role_footnote' id='footnote1'><span class='ltx_note_outer'>"
+        f"<span class='ltx_note_content'>See <cite class='ltx_cite'>{cites}</cite></span>"
+        "</span></span>"
+    )
+    again = "<span class='ltx_note ltx_role_footnote' id='footnote1'></span>"
+    bib = "".join(
+        f"<li class='ltx_bibitem' id='bib.bib{i}'><span class='ltx_tag'>[{i}]</span>"
+        f"<span class='ltx_bibblock'>A. Name.</span></li>"
+        for i in range(entries)
+    )
+    html = (
+        "<html><body><article class='ltx_document'><section class='ltx_section' id='S1'>"
+        "<h2 class='ltx_title'>1 A</h2><div class='ltx_para' id='S1.p1'><p class='ltx_p'>"
+        f"{note}{again * entries}</p></div></section><section class='ltx_bibliography' id='bib'>"
+        f"<ul class='ltx_biblist'>{bib}</ul></section></article></body></html>"
+    ).encode()
+    tracemalloc.start()
+    try:
+        document = parse_document(html)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 24 << 20  # each mark copying them: 4,000,000 ids, 32 MB of list alone
+    paper = _paper(document)
+    citing = [v.node.cites for v in paper.index.nodes.values() if isinstance(v.node, Text)]
+    assert [len(cites) for cites in citing if cites] == [entries]
+    assert paper.cited_in()["bib.bib1999"] == ["S1.p1"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from itertools import repeat
 from typing import Any
 
 from lxml import etree
@@ -219,7 +218,7 @@ def _authors(block: str) -> tuple[str, ...]:
     digits = _has_digit(block)
     names: list[str] = []
     index = 0
-    if all(map(str.__contains__, parts[:-1], repeat(" "))):
+    if all(" " in part for part in parts[:-1]):
         # whole names only ("Aman Madaan"): no part is a surname that initials follow
         head = parts[:-1]  # names with a space, so longer than one character
         if not digits:

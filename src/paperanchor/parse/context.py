@@ -24,9 +24,6 @@ MAX_INLINE_DEPTH = 64
 class ParseContext:
     base_url: str = ""
     footnotes: dict[str, Footnote] = field(default_factory=dict)
-    note_cites: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Footnote id -> the bibliography ids its text cites: the paragraph holding its mark cites
-    them too (a reference's `citedIn`), each time the mark is met."""
     # conversion errors inside each section element, counted once per page
     section_errors: dict[Any, int] = field(default_factory=dict)
     bib_numbers: dict[str, tuple[str, str]] = field(default_factory=dict)

@@ -202,8 +202,9 @@ def text_of(el: HtmlElement, limit: int = 1 << 20) -> str:
 
 
 _MATH_FURNITURE = frozenset({"annotation", "annotation-xml"})
-# MathML's invisible operators (function application, times, separator, plus)
-_INVISIBLE = dict.fromkeys(range(0x2061, 0x2065))
+# MathML's invisible operators (function application, times, separator, plus), dropped from
+# printed text (front.py marks the ends of author names with them)
+INVISIBLE = dict.fromkeys(range(0x2061, 0x2065))
 
 
 def printed_text(el: HtmlElement) -> str:
@@ -226,4 +227,4 @@ def printed_text(el: HtmlElement) -> str:
                 continue
         out.append(node.text or "")
         stack.extend((child, True) for child in reversed(node))
-    return squash("".join(out).translate(_INVISIBLE)).strip()
+    return squash("".join(out).translate(INVISIBLE)).strip()

@@ -8,7 +8,15 @@ from urllib.parse import urlsplit
 
 from paperanchor.errors import BadRequest
 from paperanchor.parse.context import BlocksOf, ParseContext
-from paperanchor.parse.dom import HtmlElement, children, classes, squash, tag_of, text_of
+from paperanchor.parse.dom import (
+    INVISIBLE,
+    HtmlElement,
+    children,
+    classes,
+    squash,
+    tag_of,
+    text_of,
+)
 from paperanchor.parse.inline import inline_of
 from paperanchor.refs import parse_ref
 from paperanchor.render.escape import escape_text
@@ -43,7 +51,7 @@ _TABLE = "\u2061"
 _PIECE = "\u2062"
 _MARK = "\u2064"
 _TEXT = {
-    **dict.fromkeys(range(0x2061, 0x2065)),
+    **INVISIBLE,
     0x2002: _PIECE,
     0x2003: _PIECE,
 }

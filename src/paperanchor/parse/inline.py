@@ -547,8 +547,8 @@ def _note(el: HtmlElement, cls: frozenset[str], ctx: ParseContext, out: InlineRe
         if content_el is not None:
             content, cites, _notes = inline_of(content_el, ctx, skip=NOTE_FURNITURE)
         ctx.footnotes[note_id] = Footnote(note_id, mark, content)
-        if cites:
-            ctx.note_cites[note_id] = cites
-    out.cites.extend(ctx.note_cites.get(note_id, ()))
+        # its citations are the paragraph's where it is read, once (a mark repeated a thousand
+        # times costs no thousand copies of them)
+        out.cites.extend(cites)
     out.notes.append(note_id)
     out.add(f"[^{note_label(mark)}]", "")
