@@ -270,6 +270,29 @@ def _flag(flag: str, metavar: str, help: str) -> CliArgument:
     return CliArgument(metavar, help, flag=flag)
 
 
+def _option(
+    name: str,
+    kind: Kind,
+    help: str,
+    flag: str,
+    metavar: str,
+    described: str,
+    *,
+    keyword: str | None = None,
+    alias: str | None = None,
+) -> Argument:
+    """An optional argument taken as `--flag VALUE` on the command line and in the query over
+    REST, both described by `described` (written once; `help` is the MCP schema's)."""
+    return Argument(
+        name,
+        kind,
+        help,
+        keyword=keyword,
+        cli=_flag(flag, metavar, described),
+        rest=Rest(described, alias=alias),
+    )
+
+
 def anchor(help: str, cli_help: str) -> Argument:
     """A required anchor argument."""
     return Argument(
@@ -912,28 +935,33 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                     required=False,  # a category alone is a search too
                 ),
             ),
-            Argument(
+            _option(
                 "category",
                 "text",
                 "cs.LG",
-                cli=_flag("--category", "CAT", "an arXiv category, cs.LG"),
-                rest=Rest("an arXiv category, cs.LG"),
+                "--category",
+                "CAT",
+                "an arXiv category, cs.LG",
             ),
-            Argument(
+            _option(
                 "from",
                 "text",
                 "YYYY-MM-DD",
+                "--from",
+                "DAY",
+                "first submission day, YYYY-MM-DD (UTC)",
                 keyword="date_from",
-                cli=_flag("--from", "DAY", "first submission day, YYYY-MM-DD (UTC)"),
-                rest=Rest("first submission day, YYYY-MM-DD (UTC)", alias="from"),
+                alias="from",
             ),
-            Argument(
+            _option(
                 "to",
                 "text",
                 "YYYY-MM-DD",
+                "--to",
+                "DAY",
+                "last submission day, YYYY-MM-DD (UTC)",
                 keyword="date_to",
-                cli=_flag("--to", "DAY", "last submission day, YYYY-MM-DD (UTC)"),
-                rest=Rest("last submission day, YYYY-MM-DD (UTC)", alias="to"),
+                alias="to",
             ),
             Argument(
                 "sort",
@@ -942,19 +970,21 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 cli=_flag("--sort", "ORDER", "relevance (default), submitted or updated"),
                 rest=Rest("relevance, submitted or updated"),
             ),
-            Argument(
+            _option(
                 "start",
                 "integer",
                 "from 0",
-                cli=_flag("--start", "N", "the first result, from 0"),
-                rest=Rest("the first result, from 0"),
+                "--start",
+                "N",
+                "the first result, from 0",
             ),
-            Argument(
+            _option(
                 "limit",
                 "integer",
                 "1-50, default 10",
-                cli=_flag("--limit", "N", "results, 1-50 (default 10)"),
-                rest=Rest("results, 1-50 (default 10)"),
+                "--limit",
+                "N",
+                "results, 1-50 (default 10)",
             ),
         ),
         _search_arxiv,
@@ -1032,12 +1062,13 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 cli=CliArgument("CATEGORY", "an arXiv category: cs.LG, hep-th"),
                 rest=Rest("an arXiv category: cs.LG, hep-th, math.AG"),
             ),
-            Argument(
+            _option(
                 "days",
                 "integer",
                 "1-30, default 7",
-                cli=_flag("--days", "N", "the last 1-30 days (default 7)"),
-                rest=Rest("the last 1-30 days (default 7)"),
+                "--days",
+                "N",
+                "the last 1-30 days (default 7)",
             ),
         ),
         _category_trends,
