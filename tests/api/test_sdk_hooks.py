@@ -339,7 +339,7 @@ def test_a_plain_call_skips_only_what_the_sdks_runner_would_do_to_it_without_eff
     from mcp_types.methods import serialize_server_result
 
     from paperanchor.api.mcp import call_shape
-    from paperanchor.api.single_exchange import SingleExchange
+    from paperanchor.api.single_exchange import SingleExchange, tracing
 
     hook = f"single_exchange plain calls (mcp {MCP_VERSION})"
     tools = tool_server()
@@ -353,6 +353,8 @@ def test_a_plain_call_skips_only_what_the_sdks_runner_would_do_to_it_without_eff
     ), hook
     assert parameters(serialize_server_result)[:3] == ["method", "version", "data"], hook
     assert SingleExchange(lambda *_: None, tools.session_manager, tools).plain_calls, hook
+    # taken while no OpenTelemetry SDK is set up, the default (tests/api/test_mcp_spans.py)
+    assert not tracing(), hook
 
     async def own(ctx: Any, call_next: Any) -> Any:
         return await call_next(ctx)

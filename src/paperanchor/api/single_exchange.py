@@ -18,7 +18,8 @@ A plain `tools/call` (params `name`, a text, and `arguments`, an object or absen
 version (`serialize_server_result`, the sieve `ServerRunner._serialize` applies) and encoded
 once. `serve_one`'s steps around it change nothing such a call answers here: its params are
 valid (`validate_client_request`, the params model); the server's middleware is the SDK's
-OpenTelemetry span (a no-op without an OpenTelemetry SDK, which paperanchor does not configure),
+OpenTelemetry span (a no-op without an OpenTelemetry SDK: when one is set up, `tracing`, plain
+calls go through `serve_one` and have their span),
 its `requestState` seal (a plain call carries none, and no tool answers `input_required`) and
 `mcp.call_shape` (which lets a plain call through); no cache hint is set; no tool takes a
 context (each call gets one built at start). In-process this brought a warm `read` from 1.16×
@@ -64,6 +65,7 @@ from mcp_types import (
 )
 from mcp_types.methods import serialize_server_result
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from opentelemetry import trace
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
@@ -106,6 +108,16 @@ class _Exchange:
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
         """Dropped: a JSON answer has no stream to carry progress."""
+
+
+def tracing() -> bool:
+    """Whether an OpenTelemetry SDK is set up to record spans (`opentelemetry-instrument`, or a
+    TracerProvider the operator set): then a plain call goes through `serve_one`, whose
+    middleware gives it the span every other MCP request has. Without one, the API's provider
+    is its proxy or no-op, the span would be a no-op, and the plain call skips it."""
+    return not isinstance(
+        trace.get_tracer_provider(), trace.ProxyTracerProvider | trace.NoOpTracerProvider
+    )
 
 
 class SingleExchange:
@@ -151,7 +163,7 @@ class SingleExchange:
             return
         version = version or DEFAULT_NEGOTIATED_VERSION
         answer: bytes | str
-        if self.plain_calls and _plain_call(message):
+        if self.plain_calls and _plain_call(message) and not tracing():
             answer = await self._call(message, version)
         else:
             answer = (await self._answer(request, message, version)).model_dump_json(
