@@ -298,9 +298,17 @@ def record_cli(rec: Recorder, pages: dict[str, Path]) -> None:
                         code = cli.main(argv + extra)
                     except SystemExit as exc:
                         code = exc.code if isinstance(exc.code, int) else 2
-                body = json.dumps({"stdout": out.getvalue(), "stderr": err.getvalue()})
-                key = "CLI " + " ".join(argv + extra).replace(str(ROOT), "<root>")
-                rec.keep(key.replace(str(CORPUS), "<corpus>"), code, {}, body.encode())
+                streams = {"stdout": placed(out.getvalue()), "stderr": placed(err.getvalue())}
+                key = placed("CLI " + " ".join(argv + extra))
+                rec.keep(key, code, {}, json.dumps(streams).encode())
+
+
+def placed(text: str) -> str:
+    """`text` with the checkout's and the corpus's folders as `<root>` and `<corpus>`: the
+    command line prints a file's path (its sourceUrl), and two checkouts must record alike."""
+    for folder, name in ((CORPUS.resolve(), "<corpus>"), (CORPUS, "<corpus>"), (ROOT, "<root>")):
+        text = text.replace(str(folder), name)
+    return text
 
 
 def record(out: Path) -> int:
@@ -334,9 +342,9 @@ def load(folder: Path) -> dict[str, dict[str, Any]]:
 
 
 # What differs between two recordings without any answer differing: the replay upstream's port
-# (a free one each time) and the folder the code ran from (the command line's sourceUrl).
+# (a free one each time), and in a recording made before `placed`, the folder the code ran from.
 _REPLAY_PORT = re.compile(r"127\.0\.0\.1:(?!8765\b)\d+")
-_ROOT = re.compile(r"/work/notes/[^/\"]+/|" + re.escape(str(ROOT)) + "/")
+_ROOT = re.compile(re.escape(str(ROOT)) + "/")
 
 
 def normal(answer: dict[str, Any]) -> dict[str, Any]:
