@@ -8,6 +8,8 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 from tests.api.conftest import FIXTURE_HTML
 from tests.conftest import ROOT
@@ -65,7 +67,7 @@ asyncio.run(main())
 """
 
 
-def _run(replay, tmp_path, mode: str) -> dict:  # type: ignore[no-untyped-def]
+def _run(replay: Any, tmp_path: Path, mode: str) -> dict[str, Any]:
     cache = tmp_path / mode
     env = {**os.environ, **replay.environ(local_dir=FIXTURE_HTML, cache_dir=cache)}
     env["PAPERANCHOR_RATE_LIMIT"] = "0"
@@ -80,7 +82,7 @@ def _run(replay, tmp_path, mode: str) -> dict:  # type: ignore[no-untyped-def]
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    result: dict = json.loads(done.stdout.splitlines()[-1])
+    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     return result
 
 

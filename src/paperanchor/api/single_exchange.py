@@ -110,14 +110,16 @@ class _Exchange:
         """Dropped: a JSON answer has no stream to carry progress."""
 
 
+# the tracer providers of the OpenTelemetry API alone, whose spans record nothing
+_NO_SDK = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
+
+
 def tracing() -> bool:
     """Whether an OpenTelemetry SDK is set up to record spans (`opentelemetry-instrument`, or a
     TracerProvider the operator set): then a plain call goes through `serve_one`, whose
     middleware gives it the span every other MCP request has. Without one, the API's provider
     is its proxy or no-op, the span would be a no-op, and the plain call skips it."""
-    return not isinstance(
-        trace.get_tracer_provider(), trace.ProxyTracerProvider | trace.NoOpTracerProvider
-    )
+    return not isinstance(trace.get_tracer_provider(), _NO_SDK)
 
 
 class SingleExchange:
