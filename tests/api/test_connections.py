@@ -228,7 +228,8 @@ def test_a_thousand_half_open_sockets_past_the_open_file_limit_leave_healthz_ans
     assert max(latencies) < HEALTHZ_WORST_S
     assert attack.reopened > 0  # the server closed half-open sockets to make room
     assert max(open_files) < SERVER_OPEN_FILES
+    # the cap and the accepts in flight fit in the limit: accept() never ran out of files
+    assert "out of system resource" not in log, log[-3000:]
     # one line per kind of trouble for the whole burst, not one per connection
     assert len(re.findall(r"connections \(PAPERANCHOR_MAX_CONNECTIONS\)", log)) <= 1, log[-3000:]
-    assert log.count("out of system resource") <= 1, log[-3000:]
     assert len(log.encode()) < 20_000, log[-3000:]

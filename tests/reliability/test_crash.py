@@ -3,10 +3,11 @@ cache, then start it again on the same cache directory. The cache opens, every a
 the service computes from the page bytes, and what was not completely written is fetched again.
 
 Each round starts a server on a fresh cache, asks for 12 uncached papers at once (some pages
-trickle in slowly, so fetches are in flight), kills it at a random moment, copies the cache as
-the crash left it and reads the copy to learn which papers were stored whole, cuts one stored
-entry's file in half (a torn write), restarts the server and asks again. `make test` runs two
-rounds, `make soak` ten.
+trickle in slowly, so fetches are in flight), kills it at a random moment (in every other round
+a random moment after a paper stored in a file was answered, so that even on a slow machine a
+round has an entry to tear), copies the cache as the crash left it and reads the copy to learn
+which papers were stored whole, cuts one stored entry's file in half (a torn write), restarts
+the server and asks again. `make test` runs two rounds, `make soak` ten.
 """
 
 from __future__ import annotations
@@ -46,7 +47,11 @@ PAGES = [
     CORPUS / "generated" / "hypergrad.html",
 ]
 PAPERS = [f"2402.{n:05d}v1" for n in range(1, 13)]
+# diskcache keeps synthetic.html's entry (10 kB) in its SQLite file and the others' (60-100 kB)
+# in files of their own, which a torn write cuts
+IN_FILES = {paper for n, paper in enumerate(PAPERS) if n % len(PAGES) != 0}
 KILL_WINDOW_S = (0.05, 1.5)
+FIRST_ANSWER_S = 60.0
 
 
 @contextlib.contextmanager
@@ -69,16 +74,22 @@ def server_process(env: dict[str, str], log: Any) -> Iterator[tuple[str, subproc
         stop_process(process)
 
 
-def ask_everything(url: str) -> None:
-    """First requests for every paper, three clients each, until the server dies."""
+def ask_everything(url: str) -> threading.Event:
+    """First requests for every paper, three clients each, until the server dies; the event is
+    set when the first paper whose entry goes to a file of its own is answered (a paper is
+    stored before it is answered)."""
+    answered = threading.Event()
 
     def client(paper: str) -> None:
         with contextlib.suppress(httpx.HTTPError):
-            httpx.get(f"{url}/{paper}/outline.json", timeout=30, trust_env=False)
+            answer = httpx.get(f"{url}/{paper}/outline.json", timeout=30, trust_env=False)
+            if answer.status_code == 200 and paper in IN_FILES:
+                answered.set()
 
     threads = [threading.Thread(target=client, args=(p,)) for p in PAPERS for _ in range(3)]
     for thread in threads:
         thread.start()
+    return answered
 
 
 def stored_whole(cache_dir: Path) -> set[str]:
@@ -140,8 +151,14 @@ def test_a_server_killed_while_writing_its_cache_restarts_and_serves_nothing_cor
         log = tmp_path / f"serve-{round_number}.log"
 
         with log.open("w+") as stderr, server_process(env, stderr) as (url, process):
-            ask_everything(url)
-            time.sleep(rng.uniform(*KILL_WINDOW_S))
+            answered = ask_everything(url)
+            if round_number % 2 == 0:
+                # after a paper is stored in a file, while the others are fetched and written:
+                # a kill that a slow machine would otherwise land before any write
+                assert answered.wait(FIRST_ANSWER_S), "no paper answered"
+                time.sleep(rng.uniform(0, KILL_WINDOW_S[1] / 2))
+            else:
+                time.sleep(rng.uniform(*KILL_WINDOW_S))
             os.kill(process.pid, signal.SIGKILL)
             process.wait(15)
         figures["kills"] += 1

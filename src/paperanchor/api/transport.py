@@ -58,6 +58,11 @@ OTHER_FILES = 128
 # asyncio accepts up to `backlog` connections in one turn of the loop before any is looked at,
 # so the cap and the backlog share what the open-file limit leaves; uvicorn's default backlog.
 MAX_BACKLOG = 2048
+# A connection past the cap closes one turn after it is looked at, two after it was accepted
+# (asyncio: accept, a task that builds the transport, connection_made, the close), and each of
+# those turns may accept another `backlog`: 192 + 192 of 384 held 478 fds on a busy machine and
+# hit the limit of 512 on a slower one. So three accept turns fit in what the cap leaves.
+ACCEPT_TURNS = 3
 # After answering a bad request head, how long its remaining bytes are read and dropped before
 # the connection closes: closing with unread bytes makes the kernel send a reset, which can
 # reach the client before the 400 does.
@@ -239,7 +244,7 @@ def connection_budget(max_connections: int) -> tuple[int, int]:
         soft = 1 << 20
     spare = max(32, soft - OTHER_FILES)
     connections = min(max_connections, spare // 2)
-    return connections, max(16, min(MAX_BACKLOG, spare - connections))
+    return connections, max(16, min(MAX_BACKLOG, (spare - connections) // ACCEPT_TURNS))
 
 
 def server_options(settings: Settings, *, workers: int = 1) -> dict[str, Any]:
