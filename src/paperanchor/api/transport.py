@@ -176,8 +176,15 @@ class GuardedHttp(H11Protocol):
             h11.EndOfMessage(),
         ):
             self.transport.write(self.conn.send(event) or b"")
-        self._release()
+        # Its file is open until it closes, so it stays counted in the cap, among the connections
+        # that may be closed to make room (a flood of bad heads from sockets that never close
+        # held one uncounted file each for LINGER_S and ran the server out of files).
         self._lingering = True
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        if self._held:
+            self._shared.wait(self)
         if self.transport.can_write_eof():
             self.transport.write_eof()
         self.loop.call_later(LINGER_S, self.transport.close)
@@ -185,7 +192,7 @@ class GuardedHttp(H11Protocol):
     def _track(self) -> None:
         """Arm the deadline while the server waits for the client's request, disarm it once the
         whole request is in."""
-        if not self._held or self.transport.is_closing():
+        if not self._held or self._lingering or self.transport.is_closing():
             return
         state = self.conn.their_state
         if state in (h11.IDLE, h11.SEND_BODY):
