@@ -58,10 +58,10 @@ OTHER_FILES = 128
 # asyncio accepts up to `backlog` connections in one turn of the loop before any is looked at,
 # so the cap and the backlog share what the open-file limit leaves; uvicorn's default backlog.
 MAX_BACKLOG = 2048
-# A connection past the cap closes one turn after it is looked at, two after it was accepted
-# (asyncio: accept, a task that builds the transport, connection_made, the close), and each of
-# those turns may accept another `backlog`: 192 + 192 of 384 held 478 fds on a busy machine and
-# hit the limit of 512 on a slower one. So three accept turns fit in what the cap leaves.
+# A connection past the cap is accepted in one turn of asyncio's loop, its transport built in
+# the next, looked at (connection_made) in the third and its file closed in the fourth; each of
+# the three turns before may accept another `backlog`. So three backlogs fit in what the cap
+# leaves: a backlog of 192 beside a cap of 192 (limit 512) ran the server out of files.
 ACCEPT_TURNS = 3
 # After answering a bad request head, how long its remaining bytes are read and dropped before
 # the connection closes: closing with unread bytes makes the kernel send a reset, which can
