@@ -271,25 +271,18 @@ def _flag(flag: str, metavar: str, help: str) -> CliArgument:
 
 
 def _option(
-    name: str,
-    kind: Kind,
-    help: str,
-    flag: str,
-    metavar: str,
-    described: str,
-    *,
-    keyword: str | None = None,
-    alias: str | None = None,
+    name: str, kind: Kind, help: str, metavar: str, described: str, *, keyword: str | None = None
 ) -> Argument:
-    """An optional argument taken as `--flag VALUE` on the command line and in the query over
-    REST, both described by `described` (written once; `help` is the MCP schema's)."""
+    """An optional argument taken as `--name VALUE` on the command line and as `name` in the
+    query over REST (also where its Python name is `keyword`), both described by `described`
+    (written once; `help` is the MCP schema's)."""
     return Argument(
         name,
         kind,
         help,
         keyword=keyword,
-        cli=_flag(flag, metavar, described),
-        rest=Rest(described, alias=alias),
+        cli=_flag(f"--{name}", metavar, described),
+        rest=Rest(described, alias=name if keyword else None),
     )
 
 
@@ -939,7 +932,6 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 "category",
                 "text",
                 "cs.LG",
-                "--category",
                 "CAT",
                 "an arXiv category, cs.LG",
             ),
@@ -947,21 +939,17 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 "from",
                 "text",
                 "YYYY-MM-DD",
-                "--from",
                 "DAY",
                 "first submission day, YYYY-MM-DD (UTC)",
                 keyword="date_from",
-                alias="from",
             ),
             _option(
                 "to",
                 "text",
                 "YYYY-MM-DD",
-                "--to",
                 "DAY",
                 "last submission day, YYYY-MM-DD (UTC)",
                 keyword="date_to",
-                alias="to",
             ),
             Argument(
                 "sort",
@@ -974,7 +962,6 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 "start",
                 "integer",
                 "from 0",
-                "--start",
                 "N",
                 "the first result, from 0",
             ),
@@ -982,7 +969,6 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 "limit",
                 "integer",
                 "1-50, default 10",
-                "--limit",
                 "N",
                 "results, 1-50 (default 10)",
             ),
@@ -1066,7 +1052,6 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
                 "days",
                 "integer",
                 "1-30, default 7",
-                "--days",
                 "N",
                 "the last 1-30 days (default 7)",
             ),

@@ -180,9 +180,7 @@ class GuardedHttp(H11Protocol):
         # that may be closed to make room (a flood of bad heads from sockets that never close
         # held one uncounted file each for LINGER_S and ran the server out of files).
         self._lingering = True
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
+        self._disarm()
         if self._held:
             self._shared.wait(self)
         if self.transport.can_write_eof():
@@ -200,8 +198,7 @@ class GuardedHttp(H11Protocol):
                 self._deadline = self.loop.call_later(self.request_timeout_s, self._close)
                 self._shared.wait(self)
         elif self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
+            self._disarm()
             self._shared.done(self)
 
     def _close(self) -> None:
@@ -209,10 +206,14 @@ class GuardedHttp(H11Protocol):
         if not self.transport.is_closing():
             self.transport.close()
 
-    def _release(self) -> None:
+    def _disarm(self) -> None:
+        """Cancel the request deadline, if it is armed."""
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
+
+    def _release(self) -> None:
+        self._disarm()
         self._shared.done(self)
         if self._held:
             self._held = False
