@@ -249,3 +249,17 @@ def test_acm_front_matter_keeps_its_keywords_out_of_the_abstract() -> None:
     assert document.abstract is not None
     text = plain_text(document.abstract)
     assert "CCS Concepts" not in text and "Key Words" not in text
+
+
+def test_a_contents_across_two_pages_stays_out_of_the_keywords_and_the_text() -> None:
+    # 2407.01603v3: its contents runs from page 1, past the "∗Corresponding author" footnote,
+    # onto page 2; the keywords before it took the rest of it, and its last two entries were
+    # read as an abstract paragraph
+    paper = _paper("2407.01603v3.pdf")
+    keywords = "Large Language Model, LLM, LLM agent, agent, science, chemistry"
+    assert paper.document.keywords == keywords
+    whole = service.read(paper, None, 200_000).markdown
+    assert ". . . . ." not in whole
+    assert "7 Conclusions 42" not in whole
+    assert f"**Keywords:** {keywords}\n" in whole
+    assert service.outline(paper)["abstract"].endswith("LLMs-in-science.")

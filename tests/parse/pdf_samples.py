@@ -399,11 +399,59 @@ def contents_pdf() -> bytes:
         (72.0, 646.0, 10.0, "2 Method . . . . . . . . . . . . . . . . 2"),
         (72.0, 632.0, 10.0, "References 3"),
     ]
-    second = [(72.0, 720.0, 12.0, "1 Introduction")]
-    second.extend(_body(700.0, 3, "motivation"))
-    second.append((72.0, 640.0, 12.0, "2 Method"))
-    second.extend(_body(620.0, 3, "procedure"))
-    return pages_pdf([text_content(first), text_content(second)])
+    return pages_pdf([text_content(first), text_content(_two_sections())])
+
+
+def _two_sections() -> list[tuple[float, float, float, str]]:
+    """A page with the two sections the contents samples list, three lines of text each."""
+    lines = [(72.0, 720.0, 12.0, "1 Introduction")]
+    lines.extend(_body(700.0, 3, "motivation"))
+    lines.append((72.0, 640.0, 12.0, "2 Method"))
+    lines.extend(_body(620.0, 3, "procedure"))
+    return lines
+
+
+def contents_across_pages_pdf(notes: int = 1, *, keywords: bool = True) -> bytes:
+    """Keywords, then a table of contents that runs onto the next page past `notes` footnote
+    lines in smaller type at the foot of the first (2407.01603v3), then the sections."""
+    first = [(150.0, 720.0, 18.0, "A Paper That Lists Its Parts")]
+    first.append((72.0, 700.0, 10.0, "Abstract"))
+    first.extend(_body(686.0, 4, "abstract"))
+    if keywords:
+        first.append((72.0, 630.0, 10.0, "Keywords Reading, Contents, Footnotes"))
+    first.append((72.0, 600.0, 12.0, "Contents"))
+    first.append((72.0, 580.0, 10.0, "1 Introduction . . . . . . . . . . . . . 3"))
+    first.append((72.0, 566.0, 10.0, "1.1 Motivation . . . . . . . . . . . . . 3"))
+    for row in range(notes):
+        first.append((72.0, 90.0 - 9.0 * row, 8.0, f"Footnote line {row + 1} of the first page"))
+    second = [
+        (72.0, 720.0, 10.0, "1.2 Scope . . . . . . . . . . . . . . . . 3"),
+        (72.0, 706.0, 10.0, "2 Method . . . . . . . . . . . . . . . . 4"),
+    ]
+    return pages_pdf([text_content(first), text_content(second), text_content(_two_sections())])
+
+
+def contents_note_pile_pdf(pages: int) -> bytes:
+    """A contents whose every entry follows six lines in smaller type, page after page: what
+    the contents' look past footnotes must stay linear on."""
+    contents = []
+    for page in range(pages):
+        lines = []
+        if page == 0:
+            lines = [(150.0, 740.0, 18.0, "A Pile of Notes"), (72.0, 720.0, 10.0, "Abstract")]
+            lines.extend(_body(706.0, 3, "pile"))
+            lines.append((72.0, 660.0, 12.0, "Contents"))
+        # away from the pages' edges (no running head), the small lines short and the entries
+        # long, so that the entries' size is the body's
+        for group in range(8):
+            top = 640.0 - 60.0 * group
+            for row in range(6):
+                lines.append((72.0, top - 7.0 * row, 8.0, f"s{row} g{group}"))
+            number = f"{page % 90 + 1}.{group + 1}"
+            leaders = " ." * 30
+            lines.append((72.0, top - 50.0, 10.0, f"{number} Entry{leaders} {page + 1}"))
+        contents.append(text_content(lines))
+    return pages_pdf(contents)
 
 
 def wrapped_bibliography_pdf() -> bytes:

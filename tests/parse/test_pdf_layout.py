@@ -6,7 +6,7 @@ import pytest
 
 from paperanchor import service
 from paperanchor.paper import LoadedPaper
-from paperanchor.parse.pdf import parse_pdf
+from paperanchor.parse.pdf import parse_pdf, structure
 from paperanchor.parse.pdf.layout import accented
 from paperanchor.render.markdown import document_chunks, join
 from tests.parse import pdf_samples as samples
@@ -33,6 +33,57 @@ def test_a_table_of_contents_is_not_read_as_the_sections_it_lists() -> None:
     markdown = join(document_chunks(document))
     assert ". . ." not in markdown and "Contents" not in markdown
     assert "Running text line 3 about the procedure" in markdown
+
+
+def test_a_contents_that_runs_past_a_footnote_onto_the_next_page_is_left_out_whole() -> None:
+    # 2407.01603v3: the keywords took the second page's entries and the footnote between
+    document = parse_pdf(samples.contents_across_pages_pdf())
+    assert document.keywords == "Reading, Contents, Footnotes"
+    assert [(s.id, s.title.text) for s in document.sections] == [
+        ("S1", "Introduction"),
+        ("S2", "Method"),
+    ]
+    markdown = join(document_chunks(document))
+    assert ". . ." not in markdown and "Scope" not in markdown
+    # the footnote is front matter after the keywords: out, as the rest of the front block
+    assert "Footnote line" not in markdown
+    assert "Running text line 3 about the procedure" in markdown
+
+
+def test_a_footnote_a_contents_passes_outside_a_front_block_stays_text() -> None:
+    document = parse_pdf(samples.contents_across_pages_pdf(keywords=False))
+    assert document.keywords is None
+    markdown = join(document_chunks(document))
+    assert "Footnote line 1 of the first page" in markdown
+    assert ". . ." not in markdown and "Scope" not in markdown
+
+
+def test_a_contents_ends_at_a_run_of_small_lines_longer_than_a_footnote() -> None:
+    # seven lines in smaller type are no footnote: the contents ends at them, and they and
+    # what follows them stay the paper's text
+    document = parse_pdf(samples.contents_across_pages_pdf(notes=7, keywords=False))
+    markdown = join(document_chunks(document))
+    assert all(f"Footnote line {n} of the first page" in markdown for n in range(1, 8))
+    assert "1.2 Scope" in markdown
+
+
+def test_a_contents_pile_of_footnote_bait_reads_each_line_at_most_twice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = 0
+    entry = structure.TreeBuilder._contents_entry
+
+    def counted(self: structure.TreeBuilder, index: int, seen: set[str]) -> bool:
+        nonlocal calls
+        calls += 1
+        return entry(self, index, seen)
+
+    monkeypatch.setattr(structure.TreeBuilder, "_contents_entry", counted)
+    pages = 40
+    document = parse_pdf(samples.contents_note_pile_pdf(pages))
+    lines = pages * 8 * 7
+    assert 0 < calls <= 2 * lines
+    assert document.sections == ()  # every line of the pile is the contents' or a note
 
 
 def test_a_wrapped_line_that_starts_with_a_year_or_a_category_is_no_new_entry() -> None:

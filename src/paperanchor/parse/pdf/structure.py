@@ -92,6 +92,8 @@ _BIB_NUMBER = re.compile(r"^(?P<label>\d{1,4})\.\s+")
 # A table of contents: its title, and how its entries look without their dot leaders.
 _CONTENTS = re.compile(r"^(?:table\s+of\s+)?contents$", re.IGNORECASE)
 _CONTENTS_PAGES = 5
+# The footnote lines a contents may pass on its way onto the next page (_contents_end)
+_CONTENTS_NOTE_LINES = 6
 _LEADERS = re.compile(r"(?:\s*\.){3,}")
 _ENTRY_NUMBER = re.compile(r"^((?:\d{1,2}|[A-Z])(?:\.\d{1,2}){0,3})\.?\s+\S")
 _PAGE_REF = re.compile(r"\S\s+\d{1,4}$")
@@ -504,7 +506,9 @@ class TreeBuilder:
         if not text.strip():
             return
         if self.front_block:
-            if self.keywords or _KEYWORDS.match(text):
+            # a footnote in smaller type (side) is no wrapped line of the keywords: it is
+            # front matter, left out as the rest of the front block is
+            if not side and (self.keywords or _KEYWORDS.match(text)):
                 self.keywords.append(_KEYWORDS.sub("", text))
             return
         if self.abstract is not None and not self.stack:
@@ -660,20 +664,45 @@ class TreeBuilder:
     def _contents_end(self, index: int) -> int:
         """The index after a table of contents whose title line is at `index`: its entries
         (numbered titles, dot leaders, page numbers) run until a number comes round again,
-        which is the body's first heading, or until a line that is none of those."""
+        which is the body's first heading, or until a line that is none of those.
+
+        A contents that runs onto the next page passes the first page's footnotes on the way
+        (2407.01603v3: "∗Corresponding author" between "2.1 The Transformer . . . 4" and "2.2
+        Model training . . . 6"): a run of up to _CONTENTS_NOTE_LINES lines in smaller type
+        is passed over, and kept as side lines, when the line after it is an entry still.
+        """
         seen: set[str] = set()
         end = index + 1
         while end < len(self.lines):
-            text = _LEADERS.sub("", self.lines[end].line.text.strip())
-            number = _ENTRY_NUMBER.match(text)
-            if number is not None and number.group(1) in seen:
-                break
-            if number is not None:
-                seen.add(number.group(1))
-            elif not (_PAGE_REF.search(text) or text.isdigit() or self.lines[end].line.bold > 0.5):
-                break
+            if not self._contents_entry(end, seen):
+                notes = end
+                while (
+                    notes < len(self.lines)
+                    and notes - end < _CONTENTS_NOTE_LINES
+                    and not self._is_body_size(self.lines[notes])
+                ):
+                    notes += 1
+                if notes == end or not self._contents_entry(notes, seen):
+                    break
+                self.side_lines.extend(self.lines[end:notes])
+                end = notes
             end += 1
         return end
+
+    def _contents_entry(self, index: int, seen: set[str]) -> bool:
+        """Whether the line at `index` is an entry of the contents whose numbers are `seen`
+        (a number it brings is added to them)."""
+        if index >= len(self.lines):
+            return False
+        placed = self.lines[index]
+        text = _LEADERS.sub("", placed.line.text.strip())
+        number = _ENTRY_NUMBER.match(text)
+        if number is not None:
+            if number.group(1) in seen:
+                return False
+            seen.add(number.group(1))
+            return True
+        return bool(_PAGE_REF.search(text) or text.isdigit() or placed.line.bold > 0.5)
 
     def build(self, start: int) -> list[Block]:
         index = start
@@ -686,6 +715,9 @@ class TreeBuilder:
                 # a table of contents repeats the headings with page numbers: not the body
                 self._flush()
                 index = self._contents_end(index)
+                # the footnotes it passed, where they stand: in a front block (after the
+                # keywords) they are front matter, left out with it
+                self._flush_side_lines()
                 before = None
                 continue
             if index == bibliography:
