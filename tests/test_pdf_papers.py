@@ -263,3 +263,29 @@ def test_a_contents_across_two_pages_stays_out_of_the_keywords_and_the_text() ->
     assert "7 Conclusions 42" not in whole
     assert f"**Keywords:** {keywords}\n" in whole
     assert service.outline(paper)["abstract"].endswith("LLMs-in-science.")
+
+
+@pytest.mark.parametrize(
+    ("file", "keywords"),
+    [
+        # ACM's "KEYWORDS" on a line of its own, then "ACM Reference Format:": the keywords
+        # were dropped with the front matter after them
+        ("2302.07302v1.pdf", "reading interfaces, scientific papers, personalization"),
+        # the same title, then "1 INTRODUCTION": the keywords were an abstract paragraph
+        (
+            "2304.02623v1.pdf",
+            "AI-Assisted Writing, Summarization, Expert Writing, Augmented Writing, "
+            "Expository Writing.",
+        ),
+    ],
+)
+def test_keywords_under_a_title_of_their_own_are_the_keywords_and_nothing_after(
+    file: str, keywords: str
+) -> None:
+    paper = _paper(file)
+    assert paper.document.keywords == keywords
+    abstract = service.outline(paper)["abstract"]
+    assert keywords[:20] not in abstract
+    whole = service.read(paper, None, 200_000).markdown
+    assert whole.count(keywords) == 1  # once, as the keywords
+    assert f"**Keywords:** {keywords}\n" in whole

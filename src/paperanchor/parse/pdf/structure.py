@@ -284,6 +284,10 @@ class TreeBuilder:
         self.abstract: _Builder | None = None
         self.keywords: list[str] = []
         self.front_block = False
+        self.keywords_open = False
+        """Whether the front block's text is the keywords: from a keywords title ("Keywords",
+        ACM's "KEYWORDS" on a line of its own) to the block's next title ("ACM Reference
+        Format:") or the first section."""
 
     # -- classification -------------------------------------------------------------------
 
@@ -508,7 +512,7 @@ class TreeBuilder:
         if self.front_block:
             # a footnote in smaller type (side) is no wrapped line of the keywords: it is
             # front matter, left out as the rest of the front block is
-            if not side and (self.keywords or _KEYWORDS.match(text)):
+            if not side and (self.keywords_open or _KEYWORDS.match(text)):
                 self.keywords.append(_KEYWORDS.sub("", text))
             return
         if self.abstract is not None and not self.stack:
@@ -738,7 +742,8 @@ class TreeBuilder:
                 # "Keywords that users …" (2407.01603v3, page 39) is the paper's text
                 self._flush()
                 self.front_block = True
-                rest = _KEYWORDS.sub("", text) if _KEYWORDS.match(text) else ""
+                self.keywords_open = _KEYWORDS.match(text) is not None
+                rest = _KEYWORDS.sub("", text) if self.keywords_open else ""
                 if rest and rest != text:
                     self.keywords.append(rest)
                     index = self._keyword_lines(index)
@@ -793,7 +798,6 @@ class TreeBuilder:
             end += 1
         if heading.key:
             self.numbering.accept(heading)
-        self.front_block = False
         self.abstract_done()
         self._open(
             _Heading(
@@ -829,10 +833,13 @@ class TreeBuilder:
         return end
 
     def abstract_done(self) -> None:
-        """The abstract ends at the first section heading."""
-        if self.abstract is not None and not self.stack:
+        """The abstract and the front block end at the first section heading; the paragraph
+        in progress is the abstract's, or the front block's (2304.02623v1's keywords, under
+        their title, run up to "1 INTRODUCTION")."""
+        if self.front_block or (self.abstract is not None and not self.stack):
             self._flush()
         self.front_block = False
+        self.keywords_open = False
 
 
 def _split_entries(lines: list[list[Placed]], size: float) -> list[list[Placed]]:
