@@ -19,6 +19,7 @@ from paperanchor import service
 from paperanchor.paper import LoadedPaper
 from paperanchor.parse.pdf import parse_pdf
 from paperanchor.render.text import plain_text
+from paperanchor.tree import Paragraph, walk
 from tests.conftest import CORPUS
 
 PDFS = CORPUS / "pdf"
@@ -289,3 +290,37 @@ def test_keywords_under_a_title_of_their_own_are_the_keywords_and_nothing_after(
     whole = service.read(paper, None, 200_000).markdown
     assert whole.count(keywords) == 1  # once, as the keywords
     assert f"**Keywords:** {keywords}\n" in whole
+
+
+def _paragraphs(file: str) -> list[str]:
+    document = _paper(file).document
+    return [plain_text(v.node) for v in walk(document.blocks) if isinstance(v.node, Paragraph)]
+
+
+def test_a_paragraph_that_runs_past_the_footnotes_onto_the_next_page_stays_one() -> None:
+    # 2206.10883v3: 9 pt notes under 10 pt text, then "Preprint. Under review.", cut the
+    # paragraph in two at each of four page ends
+    texts = _paragraphs("2206.10883v3.pdf")
+    joined = [t for t in texts if "captures the key d" in t]
+    assert len(joined) == 1 and "each case’s timeline. For a typical summary" in joined[0]
+    assert not any(t.startswith("each case’s timeline") for t in texts)
+    at = texts.index(joined[0])
+    assert texts[at + 1 : at + 4] == [
+        "1https://clearinghouse.net.",
+        "2The dataset can be accessed at https://multilexsum.github.io.",
+        "Preprint. Under review.",
+    ]
+
+
+def test_footnotes_are_a_paragraph_each_and_an_abstract_set_small_is_none() -> None:
+    texts = _paragraphs("1201.3077v1.pdf")
+    assert "∗yogi@cs.Technion.ac.IL" in texts
+    assert "‡David a Scott@email.com" in texts
+    # 2501.10120v1's abstract, a column of 10 pt under 10.9 pt text, is no footnote: it
+    # stays one paragraph, and the notes under it are their own
+    abstract = _paper("2501.10120v1.pdf").document.abstract
+    assert abstract is not None
+    texts = [plain_text(v.node) for v in walk(abstract.blocks) if isinstance(v.node, Paragraph)]
+    assert texts[0].startswith("We introduce PaSa")
+    assert texts[0].endswith("https://github.com/bytedance/pasa.")
+    assert texts[1:] == ["∗Equal contribution.", "†Corresponding author."]

@@ -454,6 +454,60 @@ def contents_note_pile_pdf(pages: int) -> bytes:
     return pages_pdf(contents)
 
 
+def footnotes_across_pages_pdf() -> bytes:
+    """A paragraph that runs onto the next page past two footnotes and a line of furniture at
+    the first page's foot, set at 9 pt under 10 pt text (2206.10883v3: NeurIPS's notes are
+    within the body's range of sizes)."""
+    first = [(150.0, 720.0, 18.0, "A Paper With Notes")]
+    first.append((72.0, 700.0, 12.0, "Abstract"))
+    for row in range(4):
+        first.append((72.0, 684.0 - 11.0 * row, 10.0, f"Abstract line {row + 1} of the notes."))
+    first.append((72.0, 620.0, 12.0, "1 Introduction"))
+    for row in range(10):
+        text = f"Body line {row + 1} runs on without an end and goes"
+        first.append((72.0, 600.0 - 12.0 * row, 10.0, text))
+    first.append((72.0, 100.0, 9.0, "1https://example.org/first-note."))
+    first.append((72.0, 89.0, 9.0, "2The second note, which wraps onto"))
+    first.append((72.0, 78.0, 9.0, "a line of its own."))
+    first.append((72.0, 52.0, 9.0, "Preprint. Under review."))
+    second = [(72.0, 720.0, 10.0, "on to its end on the next page of the paper.")]
+    second.extend(_body(700.0, 3, "rest"))
+    return pages_pdf([text_content(first), text_content(second)])
+
+
+def small_block_at_the_foot_pdf() -> bytes:
+    """A page of eight lines of body size, then at its foot a block of ten lines in 9 pt, more
+    than the page's text (a quotation, an algorithm's lines), then the next page: text where
+    it stands, not notes to move after the paragraph."""
+    first = [(150.0, 720.0, 18.0, "A Paper With A Small Block")]
+    first.append((72.0, 700.0, 12.0, "Abstract"))
+    first.extend(_body(684.0, 3, "abstract"))
+    first.append((72.0, 620.0, 12.0, "1 Introduction"))
+    first.append((72.0, 600.0, 10.0, "The text before the block runs on without an end and"))
+    first.append((72.0, 588.0, 10.0, "goes on and on across the line and then across the"))
+    for row in range(10):
+        first.append((90.0, 540.0 - 11.0 * row, 9.0, f"Small block line {row + 1} stays put"))
+    second = [(72.0, 720.0, 10.0, "page, where the paragraph that the block follows ends.")]
+    second.extend(_body(700.0, 3, "rest"))
+    return pages_pdf([text_content(first), text_content(second)])
+
+
+NOTES_PER_PAGE = 8
+
+
+def footnote_pile_pdf(pages: int) -> bytes:
+    """Page after page of lines of text over eight marked notes in smaller type, each note a
+    line: the notes' rules meet as many notes as the pages have."""
+    contents = []
+    for page in range(pages):
+        lines = _body(720.0, 12, f"page {page + 1}")
+        for row in range(NOTES_PER_PAGE):
+            text = f"{row + 1}Note {row + 1} of page {page + 1}."
+            lines.append((72.0, 500.0 - 11.0 * row, 9.0, text))
+        contents.append(text_content(lines))
+    return pages_pdf(contents)
+
+
 def wrapped_bibliography_pdf() -> bytes:
     """Entries whose wrapped lines start with a year or an arXiv category: not new entries."""
     lines = [

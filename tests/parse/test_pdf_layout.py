@@ -9,6 +9,8 @@ from paperanchor.paper import LoadedPaper
 from paperanchor.parse.pdf import parse_pdf, structure
 from paperanchor.parse.pdf.layout import accented
 from paperanchor.render.markdown import document_chunks, join
+from paperanchor.render.text import plain_text
+from paperanchor.tree import Document, Paragraph, walk
 from tests.parse import pdf_samples as samples
 
 
@@ -84,6 +86,39 @@ def test_a_contents_pile_of_footnote_bait_reads_each_line_at_most_twice(
     lines = pages * 8 * 7
     assert 0 < calls <= 2 * lines
     assert document.sections == ()  # every line of the pile is the contents' or a note
+
+
+def _paragraph_texts(document: Document) -> list[str]:
+    return [plain_text(v.node) for v in walk(document.blocks) if isinstance(v.node, Paragraph)]
+
+
+def test_a_paragraph_runs_onto_the_next_page_past_the_footnotes_at_the_foot() -> None:
+    texts = _paragraph_texts(parse_pdf(samples.footnotes_across_pages_pdf()))
+    whole = [t for t in texts if t.startswith("Body line 1 ")]
+    assert len(whole) == 1 and whole[0].endswith("on to its end on the next page of the paper.")
+    # each note is a paragraph of its own, set after the paragraph it interrupted
+    notes = [
+        "1https://example.org/first-note.",
+        "2The second note, which wraps onto a line of its own.",
+        "Preprint. Under review.",
+    ]
+    at = texts.index(whole[0])
+    assert texts[at + 1 : at + 4] == notes
+
+
+def test_a_block_of_small_type_longer_than_the_text_above_it_is_no_footnote() -> None:
+    markdown = join(document_chunks(parse_pdf(samples.small_block_at_the_foot_pdf())))
+    block = markdown.index("Small block line 1 stays put")
+    assert markdown.index("The text before the block") < block < markdown.index("page, where")
+
+
+def test_a_pile_of_footnotes_is_read_note_by_note_and_whole() -> None:
+    pages = 100
+    texts = _paragraph_texts(parse_pdf(samples.footnote_pile_pdf(pages)))
+    notes = [t for t in texts if " of page " in t and t[:1].isdigit()]
+    per_page = samples.NOTES_PER_PAGE
+    assert len(notes) == per_page * pages
+    assert notes[-1] == f"{per_page}Note {per_page} of page {pages}."
 
 
 def test_a_wrapped_line_that_starts_with_a_year_or_a_category_is_no_new_entry() -> None:

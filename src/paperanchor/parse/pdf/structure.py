@@ -92,6 +92,9 @@ _BIB_NUMBER = re.compile(r"^(?P<label>\d{1,4})\.\s+")
 # A table of contents: its title, and how its entries look without their dot leaders.
 _CONTENTS = re.compile(r"^(?:table\s+of\s+)?contents$", re.IGNORECASE)
 _CONTENTS_PAGES = 5
+# A footnote's mark at the start of its line: a number run into the note's first word
+# ("1https://clearinghouse.net.", "2The dataset …") or a symbol ("∗Equal contribution.")
+_NOTE_MARK = re.compile(r"^(?:\d{1,2}(?=[A-Za-z])|[∗*†‡§¶])")
 # The footnote lines a contents may pass on its way onto the next page (_contents_end)
 _CONTENTS_NOTE_LINES = 6
 _LEADERS = re.compile(r"(?:\s*\.){3,}")
@@ -281,6 +284,7 @@ class TreeBuilder:
         self.side: list[Block] = []
         self.side_lines: list[Placed] = []
         self.gap = self._typical_gap()
+        self.foot = self._foot_lines()
         self.abstract: _Builder | None = None
         self.keywords: list[str] = []
         self.front_block = False
@@ -300,6 +304,35 @@ class TreeBuilder:
                     gaps.append(gap)
         gaps.sort()
         return gaps[len(gaps) // 2] if gaps else 0.3 * self.size
+
+    def _foot_lines(self) -> frozenset[Placed]:
+        """The lines of footnotes at the foot of each column of each page: the last lines of
+        its run in reading order, each set smaller than the body (but within `_is_body`'s
+        range, as NeurIPS's 9 pt notes under 10 pt text are), below a gap wider than a
+        paragraph's, fewer than the lines above them in that run. They are side lines (set
+        after the paragraph they interrupt), so that a paragraph running onto the next page
+        stays one (2206.10883v3: "… captures the key d[etails of] each case's timeline" was
+        two, with two footnotes and "Preprint. Under review." between). Linear: each line is
+        looked at twice at most."""
+        foot: set[Placed] = set()
+        end = len(self.lines)
+        while end > 0:
+            key = (self.lines[end - 1].page, self.lines[end - 1].column)
+            start = end
+            while start > 0 and (self.lines[start - 1].page, self.lines[start - 1].column) == key:
+                start -= 1
+            notes = end
+            while notes > start and not self._is_body_size(self.lines[notes - 1]):
+                notes -= 1
+            # notes take less of a column than its text: a column set small (2501.10120v1's
+            # abstract at 10 pt beside 10.9 pt text), or a quotation or listing longer than
+            # the text above it, is no footnote
+            if start < notes < end and end - notes < notes - start:
+                above, first = self.lines[notes - 1].line, self.lines[notes].line
+                if above.y0 - first.y1 > self.gap + 0.5 * self.size:
+                    foot.update(self.lines[notes:end])
+            end = start
+        return frozenset(foot)
 
     def _is_body(self, placed: Placed) -> bool:
         return 0.85 * self.size <= placed.line.size <= 1.2 * self.size
@@ -493,10 +526,26 @@ class TreeBuilder:
             self.side = []
 
     def _flush_side_lines(self) -> None:
-        if self.side_lines:
-            text = join_lines([p.line for p in self.side_lines], self.vocabulary)
-            self.side_lines = []
+        """Set down the lines beside the text, a paragraph for each note: one starts at a note
+        mark ("1https://…", "∗Equal contribution."), and among the notes at a page's foot
+        after a gap wider than a paragraph's ("Preprint. Under review." under them). Other
+        small lines stay together: a figure's words read as text would fall apart."""
+        lines, self.side_lines = self.side_lines, []
+        start = 0
+        for at in range(1, len(lines) + 1):
+            if at < len(lines):
+                before, placed = lines[at - 1], lines[at]
+                gap = before.line.y0 - placed.line.y1
+                apart = (before.page, before.column) != (placed.page, placed.column)
+                foot = before in self.foot and placed in self.foot
+                if not (
+                    (foot and (apart or gap > self.gap + 0.5 * self.size))
+                    or _NOTE_MARK.match(placed.line.text.strip())
+                ):
+                    continue
+            text = join_lines([p.line for p in lines[start:at]], self.vocabulary)
             self._add_paragraph(text, side=True)
+            start = at
 
     def _current_blocks(self) -> list[Block]:
         if not self.stack:
@@ -761,7 +810,7 @@ class TreeBuilder:
                 index = self._equations(index)
                 before = None
                 continue
-            if not self._is_body(placed):
+            if not self._is_body(placed) or placed in self.foot:
                 self.side_lines.append(placed)
                 index += 1
                 continue
