@@ -324,3 +324,17 @@ def test_footnotes_are_a_paragraph_each_and_an_abstract_set_small_is_none() -> N
     assert texts[0].startswith("We introduce PaSa")
     assert texts[0].endswith("https://github.com/bytedance/pasa.")
     assert texts[1:] == ["∗Equal contribution.", "†Corresponding author."]
+
+
+def test_lettered_items_are_paragraphs_and_a_variable_opening_a_line_is_none() -> None:
+    texts = _paragraphs("2206.10883v3.pdf")
+    # "a." items whose lines wrap under their text were cut at each line
+    assert (
+        "a. Long summaries typically contain multiple paragraphs, covering the case background,"
+        " parties involved, and proceedings. Major case events and outcomes typically receive"
+        " a paragraph each."
+    ) in texts
+    assert "b. Case type" in texts and "c. Case name" in texts
+    # 1111.2011v2: "… a correction to the value of" / "r. Such a shift …" is one sentence
+    joined = [t for t in _paragraphs("1111.2011v2.pdf") if "correction to the value of" in t]
+    assert len(joined) == 1 and "value of r. Such a shift" in joined[0]

@@ -87,6 +87,9 @@ _EQ_NUMBER = re.compile(r"\s*\((?P<num>\d{1,3}[a-z]?)\)$")
 # \x80-\x9f: a bullet from a TeX symbol font without a Unicode map arrives as a C1 control
 _BULLET = re.compile(r"^(?:[•∙◦▪‣●○■□➢►✓–—*\x80-\x9f]|\(?\d{1,2}[.)]|\([a-z]{1,3}\)|[a-z]\))\s")
 _SENTENCE_END = re.compile(r"[.!?:;)\"”]$")
+# An item lettered "a." opens a line only after a sentence's end or another item: in running
+# text a line may start with a variable and a full stop ("the value of / r. Such a shift")
+_LETTER_ITEM = re.compile(r"^[a-z]\.\s")
 _BIB_BRACKET = re.compile(r"^\[(?P<label>[^\]\s]{1,16})\]\s*")
 _BIB_NUMBER = re.compile(r"^(?P<label>\d{1,4})\.\s+")
 # A table of contents: its title, and how its entries look without their dot leaders.
@@ -493,6 +496,10 @@ class TreeBuilder:
         text = line.text.strip()
         if _BULLET.match(text):
             return True
+        previous_text = previous.text.strip()
+        listed = bool(_BULLET.match(previous_text) or _LETTER_ITEM.match(previous_text))
+        if _LETTER_ITEM.match(text) and (listed or _SENTENCE_END.search(previous_text)):
+            return True
         # a line is short against the paragraph it is in, so an indented block (an abstract
         # set narrower than the page) is not cut at every sentence that ends a line
         right = max(self.paragraph_right, line.x1)
@@ -505,7 +512,6 @@ class TreeBuilder:
             gap = previous.y0 - line.y1
             if gap > self.gap + 0.5 * self.size or gap < -self.size:
                 return True
-            listed = bool(_BULLET.match(previous.text.strip()))
             if line.x0 > previous.x0 + 0.6 * self.size and not listed:
                 return True
             return ended
