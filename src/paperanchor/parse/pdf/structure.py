@@ -816,7 +816,10 @@ class TreeBuilder:
                 index = self._equations(index)
                 before = None
                 continue
-            if not self._is_body(placed) or placed in self.foot:
+            # a foot line is set below the body's size: a line of body size is not looked up
+            if not self._is_body(placed) or (
+                not self._is_body_size(placed) and placed in self.foot
+            ):
                 self.side_lines.append(placed)
                 index += 1
                 continue
